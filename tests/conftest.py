@@ -1,0 +1,56 @@
+"""Shared fixtures. The real model loads once per session: importing torch alone takes seconds."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "data" / "bliss"
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    return DATA
+
+
+@pytest.fixture(scope="session")
+def vocab():
+    from pictorank.data import load_hints
+
+    return load_hints(DATA / "hint_descriptions.csv")
+
+
+@pytest.fixture(scope="session")
+def val_puzzles(vocab):
+    from pictorank.data import load_puzzles
+
+    return load_puzzles(DATA / "val.csv", vocab)
+
+
+@pytest.fixture(scope="session")
+def train_puzzles(vocab):
+    from pictorank.data import load_puzzles
+
+    return load_puzzles(DATA / "train.csv", vocab)
+
+
+@pytest.fixture(scope="session")
+def base_model():
+    """The real all-MiniLM-L6-v2, loaded once for the whole session."""
+    from pictorank.encoder import load_base_model
+
+    return load_base_model()
+
+
+@pytest.fixture(scope="session")
+def encoder(base_model):
+    """A shared in-memory-cached encoder over the session's model."""
+    from pictorank.encoder import Encoder, base_model_version
+
+    return Encoder(model=base_model, model_id=base_model_version())
