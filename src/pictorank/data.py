@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-import pandas as pd
-
 MAX_ANSWERS = 10
 PUZZLE_COLUMNS = ("datapointID", "subtaskID", "hints", "hints_json", "options", "options_json")
 HINT_COLUMNS = ("hintID", "description")
@@ -32,12 +30,16 @@ class DataError(ValueError):
         self.row = row
         self.column = column
         self.problem = problem
-        where = [self.file]
-        if row is not None:
-            where.append(f"row {row}")
-        if column is not None:
-            where.append(f"column {column}")
-        super().__init__(f"{', '.join(where)}: {problem}")
+        super().__init__(f"{', '.join([self.file, *self.location()])}: {problem}")
+
+    def location(self) -> list[str]:
+        """The row and column parts of the message, when known."""
+        where = []
+        if self.row is not None:
+            where.append(f"row {self.row}")
+        if self.column is not None:
+            where.append(f"column {self.column}")
+        return where
 
 
 @dataclass(frozen=True)
@@ -71,8 +73,12 @@ class HintVocabulary:
         return len(self.descriptions)
 
 
-def _read_csv(path: str | os.PathLike, required: Sequence[str]) -> pd.DataFrame:
-    """Read a CSV as strings, insisting on UTF-8 and on the required columns."""
+def _read_csv(path: str | os.PathLike, required: Sequence[str]) -> list[tuple[int, dict[str, str]]]:
+    """Read a CSV as (line number, {column: text}) records, insisting on UTF-8 and on the columns.
+
+    The csv module rather than pandas: pandas silently turns a row with one field too many into
+    an index column and misnames every field, while here each row must match the header.
+    """
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -83,21 +89,36 @@ def _read_csv(path: str | os.PathLike, required: Sequence[str]) -> pd.DataFrame:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise DataError(path, f"line {line}", None, "file is not valid UTF-8") from None
+    reader = csv.reader(io.StringIO(text, newline=""))
     try:
-        frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise DataError(path, None, None, f"not a readable CSV file ({exc})") from None
-    missing = [c for c in required if c not in frame.columns]
-    if missing:
-        raise DataError(path, None, ", ".join(missing), "missing required column(s)")
-    return frame
+        header = next(reader, None)
+        if header is None:
+            raise DataError(path, None, None, "empty file, expected a header line")
+        repeated = sorted({c for c in header if header.count(c) > 1})
+        if repeated:
+            raise DataError(path, "line 1", ", ".join(repeated), "column name repeated in the header")
+        missing = [c for c in required if c not in header]
+        if missing:
+            raise DataError(path, None, ", ".join(missing), "missing required column(s)")
+        records = []
+        for fields in reader:
+            if not fields:
+                continue  # a blank line
+            if len(fields) != len(header):
+                raise DataError(
+                    path, f"line {reader.line_num}", None, f"{len(fields)} fields, the header has {len(header)}"
+                )
+            records.append((reader.line_num, dict(zip(header, fields))))
+    except csv.Error as exc:
+        raise DataError(path, f"line {reader.line_num}", None, f"not a readable CSV file ({exc})") from None
+    return records
 
 
 def load_hints(path: str | os.PathLike) -> HintVocabulary:
     """Load `hint_descriptions.csv` (hintID,description; descriptions may be CSV-quoted)."""
-    frame = _read_csv(path, HINT_COLUMNS)
     descriptions: dict[int, str] = {}
-    for line, (raw_id, description) in enumerate(zip(frame["hintID"], frame["description"]), 2):
+    for line, record in _read_csv(path, HINT_COLUMNS):
+        raw_id, description = record["hintID"], record["description"]
         row = f"line {line}"
         try:
             hint_id = int(raw_id)
@@ -150,6 +171,11 @@ def _parse_options(path: Path, row: str, piped: str, as_json: str) -> tuple[str,
     from_json = _parse_json_list(path, row, "options_json", as_json)
     if not all(isinstance(o, str) for o in from_json):
         raise DataError(path, row, "options_json", "options must be strings")
+    piped_options = [o for o in from_json if "|" in o]
+    if piped_options:
+        # The `options` column and submission.csv both join options with '|': such an option
+        # could never be written back unambiguously, so it is refused at the door.
+        raise DataError(path, row, "options_json", f"option contains '|', which separates options: {piped_options[0]!r}")
     if _split_pipe(piped) != from_json:
         raise DataError(path, row, "options", "disagrees with options_json")
     if not from_json:
@@ -168,11 +194,10 @@ def load_puzzles(path: str | os.PathLike, hints: HintVocabulary | None = None) -
     When `hints` is given, every hint id must be in it (so ranking can never hit an unknown id).
     """
     path = Path(path)
-    frame = _read_csv(path, PUZZLE_COLUMNS)
-    has_answer = "answer" in frame.columns
+    records = _read_csv(path, PUZZLE_COLUMNS)
     puzzles: list[Puzzle] = []
     seen: set[str] = set()
-    for line, record in enumerate(frame.to_dict("records"), 2):
+    for line, record in records:
         datapoint_id = record["datapointID"].strip()
         if not datapoint_id:
             raise DataError(path, f"line {line}", "datapointID", "empty datapointID")
@@ -186,9 +211,8 @@ def load_puzzles(path: str | os.PathLike, hints: HintVocabulary | None = None) -
             raise DataError(path, row, "subtaskID", f"not an integer: {record['subtaskID']!r}") from None
         hint_ids = _parse_hints(path, row, record["hints"], record["hints_json"], hints)
         options = _parse_options(path, row, record["options"], record["options_json"])
-        answer = None
-        if has_answer:
-            answer = record["answer"]
+        answer = record.get("answer")
+        if answer is not None:
             if answer not in options:
                 raise DataError(path, row, "answer", f"answer {answer!r} is not among the options")
         puzzles.append(Puzzle(datapoint_id, subtask_id, hint_ids, options, answer))
@@ -247,14 +271,22 @@ def _atomic_write_csv(path: Path, columns: Iterable[str], rows: list[dict]) -> N
 
 
 def validate_submission(submission_path: str | os.PathLike, input_path: str | os.PathLike) -> list[str]:
-    """Check a written submission.csv against its input file; returns every violation found."""
+    """Check a written submission.csv against its input file; returns every violation found.
+
+    A bad input file raises DataError (nothing can be checked); a submission that cannot even be
+    read as the output format (wrong columns, not UTF-8) is itself a violation and is returned.
+    """
     puzzles = load_puzzles(input_path)
-    frame = _read_csv(submission_path, SUBMISSION_COLUMNS)
+    try:
+        records = _read_csv(submission_path, SUBMISSION_COLUMNS)
+    except DataError as exc:
+        where = ", ".join(exc.location())
+        return [f"{where}: {exc.problem}" if where else exc.problem]
     problems: list[str] = []
     by_id = {p.datapoint_id: p for p in puzzles}
     seen: set[str] = set()
-    for line, record in enumerate(frame.to_dict("records"), 2):
-        datapoint_id = record["datapointID"]
+    for line, record in records:
+        datapoint_id = record["datapointID"].strip()
         where = f"row {datapoint_id or f'line {line}'}"
         puzzle = by_id.get(datapoint_id)
         if puzzle is None:

@@ -1,0 +1,51 @@
+"""Tiny builders for handwritten task files, so each malformed case is one readable line in a test."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Sequence
+
+from pictorank.data import PUZZLE_COLUMNS
+
+HINTS_CSV = 'hintID,description\n1,animal\n2,"water, sea, ocean"\n3,"hair, ""fur"""\n4,fire\n'
+
+
+def puzzle_row(
+    datapoint_id: str = "v1",
+    subtask_id: int | str = 1,
+    hint_ids: Sequence[int] = (1, 2),
+    choices: Sequence[str] = ("seal", "fish", "candle", "rock"),
+    answer: str | None = "seal",
+    **override: str,
+) -> dict[str, str]:
+    """One consistent CSV row (pipe and JSON columns agree); `override` sets raw fields to break them."""
+    row = {
+        "datapointID": datapoint_id,
+        "subtaskID": str(subtask_id),
+        "hints": "|".join(str(h) for h in hint_ids),
+        "hints_json": json.dumps(list(hint_ids)),
+        "options": "|".join(choices),
+        "options_json": json.dumps(list(choices), ensure_ascii=False),
+    }
+    if answer is not None:
+        row["answer"] = answer
+    row.update(override)
+    return row
+
+
+def write_rows(path: Path, rows: Sequence[dict[str, str]], columns: Sequence[str] | None = None) -> Path:
+    """Write `rows` as a CSV with the csv module's quoting; `columns` defaults to the task's."""
+    if columns is None:
+        columns = list(PUZZLE_COLUMNS) + (["answer"] if rows and "answer" in rows[0] else [])
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(columns), extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def write_hints(path: Path, text: str = HINTS_CSV) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path

@@ -1,0 +1,359 @@
+"""The data contract: every malformed input names file, row and column; output is always valid."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from helpers import puzzle_row, write_hints, write_rows
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pictorank import data
+from pictorank.data import DataError, Puzzle, load_hints, load_puzzles, validate_submission, write_submission
+
+
+@pytest.fixture
+def hints_path(tmp_path: Path) -> Path:
+    return write_hints(tmp_path / "hint_descriptions.csv")
+
+
+def load_error(path: Path, hints_path: Path | None = None) -> DataError:
+    vocab = load_hints(hints_path) if hints_path else None
+    with pytest.raises(DataError) as caught:
+        load_puzzles(path, vocab)
+    return caught.value
+
+
+# -- hint descriptions ---------------------------------------------------------------------------
+
+
+def test_descriptions_with_commas_and_quotes_load(hints_path: Path) -> None:
+    vocab = load_hints(hints_path)
+    assert len(vocab) == 4
+    assert vocab.describe([2, 3]) == ["water, sea, ocean", 'hair, "fur"']
+
+
+def test_bundled_hint_descriptions_keep_their_commas(data_dir: Path) -> None:
+    vocab = load_hints(data_dir / "hint_descriptions.csv")
+    assert vocab.descriptions[2] == "percent, percentage, %"
+
+
+@pytest.mark.parametrize(
+    ("text", "row", "column", "problem"),
+    [
+        ("hintID,description\n1,cat\nx,dog\n", "line 3", "hintID", "not an integer: 'x'"),
+        ("hintID,description\n1,cat\n1,dog\n", "line 3", "hintID", "duplicate hintID 1"),
+        ("hintID,description\n1, \n", "line 2", "description", "empty description for hint 1"),
+        ("hintID\n1\n", None, "description", "missing required column(s)"),
+        ("hintID,description\n", None, None, "no hints in file"),
+    ],
+)
+def test_bad_hint_files(tmp_path: Path, text: str, row: str | None, column: str | None, problem: str) -> None:
+    path = write_hints(tmp_path / "h.csv", text)
+    with pytest.raises(DataError) as caught:
+        load_hints(path)
+    assert (caught.value.file, caught.value.row, caught.value.column) == (str(path), row, column)
+    assert caught.value.problem == problem
+
+
+def test_describe_unknown_id(hints_path: Path) -> None:
+    with pytest.raises(KeyError, match=r"\[99\]"):
+        load_hints(hints_path).describe([1, 99])
+
+
+# -- puzzle files: one test per malformed case ------------------------------------------------------
+
+
+def test_valid_file_loads(tmp_path: Path, hints_path: Path) -> None:
+    rows = [puzzle_row("v1"), puzzle_row("v2", 2, (4, 1, 3), ("flame", 'the "big" one', "a, b", "café"), "café")]
+    puzzles = load_puzzles(write_rows(tmp_path / "val.csv", rows), load_hints(hints_path))
+    assert puzzles == [
+        Puzzle("v1", 1, (1, 2), ("seal", "fish", "candle", "rock"), "seal"),
+        Puzzle("v2", 2, (4, 1, 3), ("flame", 'the "big" one', "a, b", "café"), "café"),
+    ]
+
+
+def test_test_file_without_answers(tmp_path: Path) -> None:
+    puzzles = load_puzzles(write_rows(tmp_path / "test.csv", [puzzle_row(answer=None)]))
+    assert puzzles[0].answer is None
+
+
+BAD_ROWS = {
+    "hints disagree with hints_json": (puzzle_row(hints="1|3"), "hints", "disagrees with hints_json"),
+    "options disagree with options_json": (
+        puzzle_row(options="seal|fish|candle"),
+        "options",
+        "disagrees with options_json",
+    ),
+    "malformed hints_json": (puzzle_row(hints_json="[1, 2"), "hints_json", "malformed JSON"),
+    "malformed options_json": (puzzle_row(options_json='["seal", fish]'), "options_json", "malformed JSON"),
+    "hints_json not a list": (puzzle_row(hints_json='{"a": 1}'), "hints_json", "expected a JSON list"),
+    "hint ids not integers": (puzzle_row(hints="1|2", hints_json='["1", "2"]'), "hints_json", "must be integers"),
+    "piped hint ids not integers": (puzzle_row(hints="1|b"), "hints", "hint ids must be integers"),
+    "no hints": (puzzle_row(hint_ids=(), choices=("a", "b"), answer="a"), "hints", "no hints"),
+    "unknown hint id": (puzzle_row(hint_ids=(1, 99)), "hints", "hint ids not in hint_descriptions.csv: [99]"),
+    "empty options": (puzzle_row(choices=(), answer=""), "options", "no options"),
+    "blank option": (puzzle_row(choices=("seal", " "), answer="seal"), "options", "empty option"),
+    "repeated options": (puzzle_row(choices=("seal", "fish", "seal")), "options", "repeated option(s): ['seal']"),
+    "option containing a pipe": (
+        puzzle_row(choices=("seal", "fish|chips")),
+        "options_json",
+        "option contains '|'",
+    ),
+    "options not strings": (puzzle_row(options="1|2", options_json="[1, 2]"), "options_json", "must be strings"),
+    "answer not among options": (puzzle_row(answer="whale"), "answer", "'whale' is not among the options"),
+    "non-integer subtaskID": (puzzle_row(subtask_id="two"), "subtaskID", "not an integer: 'two'"),
+    "fractional subtaskID": (puzzle_row(subtask_id="1.5"), "subtaskID", "not an integer: '1.5'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_ROWS))
+def test_bad_row_names_file_row_and_column(tmp_path: Path, hints_path: Path, case: str) -> None:
+    bad_row, column, problem = BAD_ROWS[case]
+    bad_row["datapointID"] = "v2"
+    path = write_rows(tmp_path / "val.csv", [puzzle_row("v1"), bad_row, puzzle_row("v3")])
+    error = load_error(path, hints_path)
+    assert (error.file, error.row, error.column) == (str(path), "v2", column)
+    assert problem in error.problem
+    assert str(error).startswith(f"{path}, row v2, column {column}: ")
+
+
+def test_duplicate_datapoint_id(tmp_path: Path) -> None:
+    path = write_rows(tmp_path / "val.csv", [puzzle_row("v1"), puzzle_row("v2"), puzzle_row("v1")])
+    error = load_error(path)
+    assert (error.row, error.column, error.problem) == ("v1", "datapointID", "duplicate datapointID")
+
+
+def test_empty_datapoint_id_is_named_by_line(tmp_path: Path) -> None:
+    error = load_error(write_rows(tmp_path / "val.csv", [puzzle_row("v1"), puzzle_row(" ")]))
+    assert (error.row, error.column) == ("line 3", "datapointID")
+
+
+@pytest.mark.parametrize("column", ["hints_json", "options", "datapointID"])
+def test_missing_column(tmp_path: Path, column: str) -> None:
+    columns = [c for c in (*data.PUZZLE_COLUMNS, "answer") if c != column]
+    error = load_error(write_rows(tmp_path / "val.csv", [puzzle_row()], columns))
+    assert (error.row, error.column, error.problem) == (None, column, "missing required column(s)")
+
+
+def test_row_with_wrong_number_of_fields(tmp_path: Path) -> None:
+    path = write_rows(tmp_path / "val.csv", [puzzle_row("v1")])
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write("v2,1,1|2\n")
+    error = load_error(path)
+    assert (error.row, error.column, error.problem) == ("line 3", None, "3 fields, the header has 7")
+
+
+def test_non_utf8_file(tmp_path: Path) -> None:
+    path = write_rows(tmp_path / "val.csv", [puzzle_row("v1")])
+    path.write_bytes(path.read_bytes() + "v2,1,1|2,\"[1, 2]\",café|x,\"[\"\"café\"\", \"\"x\"\"]\",x\n".encode("latin-1"))
+    error = load_error(path)
+    assert (error.file, error.row, error.column) == (str(path), "line 3", None)
+    assert error.problem == "file is not valid UTF-8"
+
+
+def test_non_utf8_hint_file(tmp_path: Path) -> None:
+    path = tmp_path / "h.csv"
+    path.write_bytes("hintID,description\n1,café\n".encode("latin-1"))
+    with pytest.raises(DataError, match=r"h.csv, row line 2: file is not valid UTF-8"):
+        load_hints(path)
+
+
+def test_missing_and_empty_files(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match="cannot read file"):
+        load_puzzles(tmp_path / "nope.csv")
+    (tmp_path / "empty.csv").write_text("", encoding="utf-8")
+    with pytest.raises(DataError, match="empty file"):
+        load_puzzles(tmp_path / "empty.csv")
+
+
+def test_bom_and_blank_lines_are_tolerated(tmp_path: Path) -> None:
+    path = write_rows(tmp_path / "val.csv", [puzzle_row("v1")])
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes() + b"\n")
+    assert [p.datapoint_id for p in load_puzzles(path)] == ["v1"]
+
+
+def test_bundled_files_load(val_puzzles: list[Puzzle], train_puzzles: list[Puzzle]) -> None:
+    assert (len(train_puzzles), len(val_puzzles)) == (2111, 563)
+    assert {len(p.options) for p in val_puzzles} == {4, 10, 30}
+
+
+# -- write_submission -------------------------------------------------------------------------
+
+
+def make_puzzles(n: int = 3) -> list[Puzzle]:
+    return [Puzzle(f"t{i}", 1 + i % 3, (1, 2), ("a", "b, c", 'd "e"', "é"), None) for i in range(n)]
+
+
+def read_back(path: Path) -> pd.DataFrame:
+    return pd.read_csv(path, dtype=str, keep_default_na=False)
+
+
+def test_write_then_validate(tmp_path: Path) -> None:
+    puzzles = make_puzzles()
+    source = write_rows(tmp_path / "test.csv", [puzzle_row(p.datapoint_id, p.subtask_id, p.hints, p.options, None) for p in puzzles])
+    out = tmp_path / "out" / "submission.csv"
+    answers = [["é", "a"], ['d "e"'], ["b, c", "a", "é", 'd "e"']]
+    write_submission(out, puzzles, answers)
+    assert validate_submission(out, source) == []
+    frame = read_back(out)
+    assert list(frame.columns) == ["datapointID", "subtaskID", "answer"]
+    assert frame["datapointID"].tolist() == ["t0", "t1", "t2"]
+    assert [a.split("|") for a in frame["answer"]] == answers
+    assert [p.name for p in out.parent.iterdir()] == ["submission.csv"]
+
+
+@pytest.mark.parametrize(
+    ("answers", "problem"),
+    [
+        ([["a"], ["a"]], "2 answer rows for 3 puzzles"),
+        ([["a"], [], ["a"]], "row t1, column answer: 0 options, expected 1 to 10"),
+        ([["a"], ["a", "a"], ["a"]], "row t1, column answer: repeated options"),
+        ([["a"], ["zzz"], ["a"]], "row t1, column answer: not among the row's options: ['zzz']"),
+    ],
+)
+def test_write_refuses_invalid_output_and_keeps_old_file(tmp_path: Path, answers: list, problem: str) -> None:
+    out = tmp_path / "submission.csv"
+    out.write_text("old content\n", encoding="utf-8")
+    with pytest.raises(DataError, match="invalid submission") as caught:
+        write_submission(out, make_puzzles(), answers)
+    assert problem in str(caught.value)
+    assert out.read_text(encoding="utf-8") == "old content\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["submission.csv"]
+
+
+def test_write_refuses_more_than_ten(tmp_path: Path) -> None:
+    options = tuple(f"o{i}" for i in range(11))
+    puzzle = Puzzle("t0", 2, (1,), options, None)
+    with pytest.raises(DataError, match="11 options, expected 1 to 10"):
+        write_submission(tmp_path / "s.csv", [puzzle], [list(options)])
+    assert not (tmp_path / "s.csv").exists()
+
+
+def test_write_refuses_pipe_in_option(tmp_path: Path) -> None:
+    puzzle = Puzzle("t0", 1, (1,), ("a|b", "c"), None)
+    with pytest.raises(DataError, match="containing '\\|' cannot be written"):
+        write_submission(tmp_path / "s.csv", [puzzle], [["a|b"]])
+
+
+def test_failure_while_writing_leaves_old_file_and_no_temp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "submission.csv"
+    out.write_text("old content\n", encoding="utf-8")
+
+    def fail_midway(self: csv.DictWriter, rows: list) -> None:
+        self.writerow(rows[0])
+        raise OSError("disk full")
+
+    monkeypatch.setattr(csv.DictWriter, "writerows", fail_midway)
+    with pytest.raises(OSError, match="disk full"):
+        write_submission(out, make_puzzles(), [["a"], ["a"], ["a"]])
+    assert out.read_text(encoding="utf-8") == "old content\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["submission.csv"]
+
+
+# Options as the task may give them: spaces, quotes, commas, non-ASCII; never '|' (refused on
+# load) nor control characters.
+OPTION = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="|"),
+    min_size=1,
+    max_size=12,
+).filter(lambda s: s.strip() != "")
+
+
+@st.composite
+def puzzles_and_answers(draw: st.DrawFn) -> tuple[list[Puzzle], list[list[str]]]:
+    n = draw(st.integers(1, 5))
+    puzzles, answers = [], []
+    for i in range(n):
+        options = draw(st.lists(OPTION, min_size=1, max_size=14, unique=True))
+        ranked = draw(st.permutations(options))[: draw(st.integers(1, min(10, len(options))))]
+        puzzles.append(Puzzle(f"id {i}, \"q\"", draw(st.integers(1, 3)), (1,), tuple(options), None))
+        answers.append(list(ranked))
+    return puzzles, answers
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=puzzles_and_answers())
+def test_property_write_validate_reread(tmp_path: Path, case: tuple[list[Puzzle], list[list[str]]]) -> None:
+    puzzles, answers = case
+    source = write_rows(
+        tmp_path / "test.csv",
+        [puzzle_row(p.datapoint_id, p.subtask_id, (1,), p.options, None) for p in puzzles],
+    )
+    assert [p.options for p in load_puzzles(source)] == [p.options for p in puzzles]
+    out = tmp_path / "submission.csv"
+    write_submission(out, puzzles, answers)
+    assert validate_submission(out, source) == []
+    frame = read_back(out)
+    assert frame["datapointID"].tolist() == [p.datapoint_id for p in puzzles]
+    assert frame["subtaskID"].tolist() == [str(p.subtask_id) for p in puzzles]
+    assert [a.split("|") for a in frame["answer"]] == answers
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["submission.csv", "test.csv"]
+
+
+# -- validate_submission: one test per violation kind -----------------------------------------------
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Path:
+    rows = [puzzle_row(f"t{i}", 1, (1, 2), tuple("abcdefghijkl"), None) for i in range(3)]
+    return write_rows(tmp_path / "test.csv", rows)
+
+
+def write_submission_text(tmp_path: Path, lines: list[str]) -> Path:
+    path = tmp_path / "submission.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+GOOD = ["datapointID,subtaskID,answer", "t0,1,a|b", "t1,1,c", "t2,1,b|a|c"]
+VIOLATIONS = {
+    "too many": (["t0,1," + "|".join("abcdefghijk")], "row t0, column answer: 11 options, expected 1 to 10"),
+    "zero": (["t0,1,"], "row t0, column answer: 0 options, expected 1 to 10"),
+    "repeats": (["t0,1,a|b|a"], "row t0, column answer: repeated options"),
+    "foreign option": (["t0,1,a|zebra"], "row t0, column answer: not among the row's options: ['zebra']"),
+    "wrong subtaskID": (["t0,3,a"], "row t0, column subtaskID: '3', expected 1"),
+    "extra row": (["t0,1,a", "t9,1,a"], "row t9, column datapointID: not in test.csv"),
+    "duplicate row": (["t0,1,a", "t0,1,b"], "row t0, column datapointID: duplicate row"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(VIOLATIONS))
+def test_validate_reports_each_violation(tmp_path: Path, source: Path, kind: str) -> None:
+    lines, expected = VIOLATIONS[kind]
+    path = write_submission_text(tmp_path, [GOOD[0], *lines, *GOOD[2:]])
+    assert validate_submission(path, source) == [expected]
+
+
+def test_validate_accepts_good_file(tmp_path: Path, source: Path) -> None:
+    assert validate_submission(write_submission_text(tmp_path, GOOD), source) == []
+
+
+def test_validate_missing_row(tmp_path: Path, source: Path) -> None:
+    path = write_submission_text(tmp_path, GOOD[:2])
+    assert validate_submission(path, source) == ["2 input rows have no submission row, first: ['t1', 't2']"]
+
+
+def test_validate_missing_column(tmp_path: Path, source: Path) -> None:
+    path = write_submission_text(tmp_path, ["datapointID,answer", "t0,a"])
+    assert validate_submission(path, source) == ["column subtaskID: missing required column(s)"]
+
+
+def test_validate_bad_input_file_raises(tmp_path: Path) -> None:
+    bad = write_rows(tmp_path / "test.csv", [puzzle_row(subtask_id="x", answer=None)])
+    with pytest.raises(DataError, match="subtaskID"):
+        validate_submission(write_submission_text(tmp_path, GOOD), bad)
+
+
+def test_validate_bundled_style_options(tmp_path: Path) -> None:
+    """Options from the bundled data survive CSV quoting in both directions."""
+    options = ("activity centre (children)", "fish, smoked", 'a "quoted" word')
+    source = write_rows(tmp_path / "test.csv", [puzzle_row("t0", 1, (1,), options, None)])
+    out = tmp_path / "submission.csv"
+    write_submission(out, load_puzzles(source), [list(reversed(options))])
+    assert validate_submission(out, source) == []
+    assert json.loads(json.dumps(read_back(out)["answer"][0].split("|"))) == list(reversed(options))
