@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
 
@@ -126,8 +127,10 @@ class Encoder:
                 if str(stored["model_id"]) != self.model_id:
                     return
                 self._vectors.update(zip(stored["texts"].tolist(), stored["vectors"]))
-        except (OSError, ValueError, KeyError):
-            return  # a damaged cache is only lost speed: re-encode rather than fail
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+            # A damaged cache (e.g. a truncated .npz raises BadZipFile, not OSError) is only
+            # lost speed: re-encode rather than fail.
+            return
 
     def _save_disk_cache(self) -> None:
         path = self._cache_file()

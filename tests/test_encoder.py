@@ -1,0 +1,108 @@
+"""Encoder: each distinct string encoded once, batched; on-disk cache keyed by model id and text."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pictorank.encoder import Encoder
+
+
+class StubModel:
+    """Stands in for a SentenceTransformer: deterministic unit vectors, and a log of every call."""
+
+    def __init__(self, dimension: int = 8, fail: bool = False) -> None:
+        self.dimension = dimension
+        self.fail = fail
+        self.calls: list[list[str]] = []
+
+    def get_sentence_embedding_dimension(self) -> int:
+        return self.dimension
+
+    def encode(self, texts: list[str], batch_size: int, **kwargs: object) -> np.ndarray:
+        if self.fail:
+            raise AssertionError(f"the model was asked to encode {texts[:3]}")
+        self.calls.append(list(texts))
+        rows = []
+        for text in texts:
+            seed = int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:4], "little")
+            vector = np.random.default_rng(seed).normal(size=self.dimension)
+            rows.append(vector / np.linalg.norm(vector))
+        return np.array(rows, dtype=np.float64)
+
+
+def test_each_distinct_string_encoded_once() -> None:
+    model = StubModel()
+    encoder = Encoder(model=model, model_id="stub")
+    first = encoder.encode(["a", "b", "a"])
+    assert model.calls == [["a", "b"]]
+    assert encoder.encoded_count == 2
+    second = encoder.encode(["b", "c", "a"])
+    assert model.calls == [["a", "b"], ["c"]]
+    assert encoder.encoded_count == 3
+    assert first.dtype == np.float32 and first.shape == (3, 8)
+    np.testing.assert_array_equal(first[0], first[2])
+    np.testing.assert_array_equal(second[0], first[1])
+    np.testing.assert_allclose(np.linalg.norm(second, axis=1), 1.0, rtol=1e-6)
+
+
+def test_warm_sends_distinct_strings_in_one_call() -> None:
+    model = StubModel()
+    encoder = Encoder(model=model, model_id="stub", batch_size=64)
+    texts = [f"t{i % 50}" for i in range(500)]
+    encoder.warm(iter(texts))
+    assert model.calls == [[f"t{i}" for i in range(50)]]
+    encoder.encode(texts)
+    assert len(model.calls) == 1
+
+
+def test_empty_input() -> None:
+    model = StubModel()
+    assert Encoder(model=model, model_id="stub").encode([]).shape == (0, 8)
+    assert model.calls == []
+
+
+def test_disk_cache_round_trip(tmp_path: Path) -> None:
+    first = Encoder(model=StubModel(), model_id="stub-v1", cache_dir=tmp_path)
+    vectors = first.encode(["seal", "water, sea", "café"])
+    second_model = StubModel(fail=True)
+    second = Encoder(model=second_model, model_id="stub-v1", cache_dir=tmp_path)
+    np.testing.assert_array_equal(second.encode(["seal", "water, sea", "café"]), vectors)
+    assert second.encoded_count == 0
+    assert [p.suffix for p in tmp_path.iterdir()] == [".npz"]  # no temp file left behind
+
+
+def test_other_model_id_shares_nothing(tmp_path: Path) -> None:
+    Encoder(model=StubModel(), model_id="stub-v1", cache_dir=tmp_path).encode(["seal"])
+    model = StubModel()
+    other = Encoder(model=model, model_id="stub-v2", cache_dir=tmp_path)
+    other.encode(["seal"])
+    assert model.calls == [["seal"]]
+    assert len(list(tmp_path.glob("*.npz"))) == 2
+
+
+@pytest.mark.parametrize("content", [b"not a zip at all", b"PK\x03\x04 truncated zip", b""])
+def test_corrupt_cache_file_is_re_encoded(tmp_path: Path, content: bytes) -> None:
+    Encoder(model=StubModel(), model_id="stub", cache_dir=tmp_path).encode(["seal"])
+    (cache_file,) = tmp_path.glob("*.npz")
+    cache_file.write_bytes(content)
+    model = StubModel()
+    encoder = Encoder(model=model, model_id="stub", cache_dir=tmp_path)
+    assert encoder.encode(["seal"]).shape == (1, 8)
+    assert model.calls == [["seal"]]
+    assert Encoder(model=StubModel(fail=True), model_id="stub", cache_dir=tmp_path).encode(["seal"]).shape == (1, 8)
+
+
+def test_real_model_disk_cache(base_model: object, tmp_path: Path) -> None:
+    texts = ["animal; water mammal; hair", "seal", "sunflower"]
+    first = Encoder(model=base_model, model_id="real", cache_dir=tmp_path)
+    vectors = first.encode(texts)
+    assert vectors.shape == (3, 384)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
+    assert float(vectors[0] @ vectors[1]) > float(vectors[0] @ vectors[2])  # seal is the clue's answer
+    second = Encoder(model=StubModel(fail=True), model_id="real", cache_dir=tmp_path)
+    np.testing.assert_array_equal(second.encode(texts), vectors)
+    assert second.encoded_count == 0
