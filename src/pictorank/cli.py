@@ -35,29 +35,46 @@ def _add_ranker_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
-def build_ranker(args: argparse.Namespace):
-    """The ranker the user asked for: a saved model directory, or an unlearned method."""
+def build_encoder(args: argparse.Namespace):
+    """The base-model encoder with the on-disk cache the user asked for (shared by rankers)."""
     from pictorank.encoder import Encoder
-    from pictorank.ranker import load_ranker, make_ranker
 
     cache_dir = None if args.no_cache else (args.cache_dir or default_cache_dir())
-    encoder = Encoder(cache_dir=cache_dir)
+    return Encoder(cache_dir=cache_dir)
+
+
+def build_ranker(args: argparse.Namespace, encoder=None):
+    """The ranker the user asked for: a saved model directory, or an unlearned method."""
+    from pictorank.ranker import load_ranker, make_ranker
+
+    encoder = encoder or build_encoder(args)
     if args.model:
         return load_ranker(args.model, encoder=encoder)
     return make_ranker(args.method or "cosine", encoder=encoder)
 
 
-def _rank_file(args: argparse.Namespace, require_answers: bool):
-    from pictorank.ranker import rank_puzzles
-
+def _load_input(args: argparse.Namespace, require_answers: bool):
+    """The hint vocabulary and the puzzles of `--input`, checked."""
     vocab = load_hints(args.hints)
     puzzles = load_puzzles(args.input, vocab)
     if require_answers and any(p.answer is None for p in puzzles):
         raise DataError(args.input, None, "answer", "evaluation needs an answer column (use a train/val file)")
-    ranker = build_ranker(args)
+    return vocab, puzzles
+
+
+def _timed_rank(args: argparse.Namespace, ranker, puzzles, vocab):
+    from pictorank.ranker import rank_puzzles
+
     started = time.perf_counter()
     rankings = rank_puzzles(ranker, puzzles, vocab, progress=not args.quiet)
-    return ranker, puzzles, rankings, time.perf_counter() - started
+    return rankings, time.perf_counter() - started
+
+
+def _rank_file(args: argparse.Namespace, require_answers: bool):
+    vocab, puzzles = _load_input(args, require_answers)
+    ranker = build_ranker(args)
+    rankings, seconds = _timed_rank(args, ranker, puzzles, vocab)
+    return ranker, puzzles, rankings, seconds
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
@@ -72,15 +89,53 @@ def cmd_predict(args: argparse.Namespace) -> int:
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from pictorank.evaluate import evaluate_rankings, format_table
 
-    ranker, puzzles, rankings, seconds = _rank_file(args, require_answers=True)
+    vocab, puzzles = _load_input(args, require_answers=True)
+    ranker = build_ranker(args)
+    rankings, seconds = _timed_rank(args, ranker, puzzles, vocab)
     result = evaluate_rankings(puzzles, rankings)
     name = args.model or ranker.method
+    if args.report:
+        _write_report(args, puzzles, {name: rankings}, vocab, {name: seconds})
     if args.json:
         payload = {"method": ranker.method, "model": args.model, "input": str(args.input), "seconds": seconds}
         payload.update({k: v for k, v in result.items() if k != "ranks"})
         print(json.dumps(payload, indent=2))
     else:
         print(format_table({name: result}))
+    return 0
+
+
+def _write_report(args: argparse.Namespace, puzzles, rankings_by_method, vocab, seconds: dict[str, float]) -> None:
+    from pictorank.report import write_report
+
+    timings = ", ".join(f"{name} {s:.1f} s" for name, s in seconds.items())
+    info = {"input": args.input, "hints": args.hints, "ranking time": timings}
+    path = write_report(args.report, puzzles, rankings_by_method, vocab, info)
+    print(f"wrote {path}", file=sys.stderr)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Several methods and models on the same file: one table, and optionally one report."""
+    from pictorank.evaluate import evaluate_rankings, format_table
+    from pictorank.ranker import load_ranker, make_ranker
+
+    vocab, puzzles = _load_input(args, require_answers=True)
+    encoder = build_encoder(args)  # one model load and one cache for every base-model method
+    rankers = {m: make_ranker(m, encoder=encoder) for m in args.methods or ()}
+    rankers.update({d: load_ranker(d, encoder=encoder) for d in args.models or ()})
+    if not rankers:
+        raise DataError(args.input, None, None, "nothing to compare: give --methods and/or --models")
+    rankings, seconds = {}, {}
+    for name, ranker in rankers.items():
+        rankings[name], seconds[name] = _timed_rank(args, ranker, puzzles, vocab)
+    results = {name: evaluate_rankings(puzzles, r) for name, r in rankings.items()}
+    if args.json:
+        payload = {name: {k: v for k, v in res.items() if k != "ranks"} for name, res in results.items()}
+        print(json.dumps(payload, indent=2))
+    else:
+        print(format_table(results))
+    if args.report:
+        _write_report(args, puzzles, rankings, vocab, seconds)
     return 0
 
 
@@ -112,12 +167,29 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--input", required=True, help="puzzles CSV with an answer column (val/train)")
     _add_ranker_args(evaluate)
     evaluate.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    evaluate.add_argument("--report", metavar="DIR", help="also write DIR/report.html with plots and metrics.json")
     evaluate.set_defaults(func=cmd_evaluate)
+
+    compare = commands.add_parser("compare", help="evaluate several methods/models on one file, side by side")
+    compare.add_argument("--input", required=True, help="puzzles CSV with an answer column (val/train)")
+    compare.add_argument("--hints", required=True, help="hint_descriptions.csv (hintID,description)")
+    compare.add_argument("--methods", nargs="+", choices=METHODS, default=[], help="unlearned methods to compare")
+    compare.add_argument("--models", nargs="+", default=[], metavar="DIR", help="model directories to compare")
+    compare.add_argument("--report", metavar="DIR", help="write DIR/report.html with plots and metrics.json")
+    compare.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    compare.add_argument("--cache-dir", default=None, help="embedding cache (default: $PICTORANK_CACHE_DIR or ~/.cache/pictorank)")
+    compare.add_argument("--no-cache", action="store_true", help="do not read or write the on-disk embedding cache")
+    compare.add_argument("--quiet", action="store_true", help="no progress bars")
+    compare.set_defaults(func=cmd_compare)
 
     validate = commands.add_parser("validate", help="check a submission.csv against its input file")
     validate.add_argument("--submission", required=True, help="submission.csv to check")
     validate.add_argument("--input", required=True, help="the puzzles CSV it answers")
     validate.set_defaults(func=cmd_validate)
+
+    from pictorank.api.serve import add_serve_parser
+
+    add_serve_parser(commands)
     return parser
 
 
