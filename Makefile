@@ -11,7 +11,8 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export PICTORANK_CACHE_DIR ?= $(CURDIR)/.cache/embeddings
 
-.PHONY: install demo test clean
+REPORT := reports/val
+.PHONY: install demo test clean report
 
 install: $(STAMP)
 
@@ -28,9 +29,15 @@ demo: install
 	$(BIN)/pictorank evaluate --input $(DATA)/val.csv --hints $(HINTS) --method cosine
 	$(BIN)/pictorank predict --input $(DATA)/test.csv --hints $(HINTS) --method cosine --output submission.csv
 	$(BIN)/pictorank validate --submission submission.csv --input $(DATA)/test.csv
+	$(MAKE) --no-print-directory report
+
+# Every method side by side on val, as $(REPORT)/report.html; the learned model joins when trained.
+report: install
+	$(BIN)/pictorank compare --input $(DATA)/val.csv --hints $(HINTS) --methods seed cosine \
+		$(if $(wildcard models/default/ranker.json),--models models/default) --report $(REPORT) --quiet
 
 test: install
 	$(BIN)/python -m pytest -q
 
 clean:
-	rm -rf $(VENV) .cache .pytest_cache .hypothesis submission.csv
+	rm -rf $(VENV) .cache .pytest_cache .hypothesis submission.csv reports
