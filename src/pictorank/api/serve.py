@@ -1,0 +1,58 @@
+"""`pictorank serve`: run the HTTP service with uvicorn.
+
+Command-line options override the `PICTORANK_*` environment variables; they are passed on *as*
+environment variables because every uvicorn worker process builds its own app from them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+
+def add_serve_parser(commands: "argparse._SubParsersAction") -> None:
+    serve = commands.add_parser("serve", help="serve POST /rank over HTTP (FastAPI + uvicorn)")
+    serve.add_argument("--host", help="interface to listen on (default: $PICTORANK_HOST or 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port (default: $PICTORANK_PORT or 8000)")
+    serve.add_argument("--workers", type=int, help="worker processes (default: $PICTORANK_WORKERS or 1)")
+    choice = serve.add_mutually_exclusive_group()
+    choice.add_argument("--model", help="model directory to serve (default: $PICTORANK_MODEL_DIR)")
+    choice.add_argument("--method", choices=("cosine", "seed"), help="unlearned method when no model (default: cosine)")
+    serve.add_argument("--hints", help="hint_descriptions.csv (default: the bundled data/bliss one)")
+    serve.set_defaults(func=cmd_serve)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from pictorank.api.settings import Settings
+
+    overrides = {"MODEL_DIR": args.model, "METHOD": args.method, "HINTS": args.hints,
+                 "HOST": args.host, "PORT": args.port, "WORKERS": args.workers}
+    for name, value in overrides.items():
+        if value is not None:
+            os.environ[f"PICTORANK_{name}"] = str(value)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    settings = Settings()  # fail here, once, on a bad setting, not in every worker
+    _check_paths(settings)
+    uvicorn.run(
+        "pictorank.api.app:create_app",
+        factory=True,
+        host=settings.host,
+        port=settings.port,
+        workers=settings.workers,
+        log_level="info",
+    )
+    return 0
+
+
+def _check_paths(settings: "Settings") -> None:  # noqa: F821
+    """Missing files are a one-line error before any worker starts (DataError: exit code 2)."""
+    from pictorank.data import DataError
+
+    if settings.model_dir is not None and not settings.model_dir.is_dir():
+        raise DataError(settings.model_dir, None, None, "model directory not found (PICTORANK_MODEL_DIR / --model)")
+    for path in [settings.hints, *settings.vocabulary_files, *([settings.word_list] if settings.word_list else [])]:
+        if not path.is_file():
+            raise DataError(path, None, None, "file not found (set PICTORANK_DATA_DIR or the path's PICTORANK_ variable)")

@@ -1,0 +1,177 @@
+"""The ranking service behind the HTTP routes: a ranker, the hint vocabulary, and the
+open-vocabulary index, with no HTTP in sight (so it can be tested and benchmarked directly).
+
+Open-vocabulary mode answers a clue that comes without options: a faiss inner-product index over
+the unit embeddings of every known answer word finds the words nearest to the clue, and the
+served ranker then orders those candidates exactly as it orders given options.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from importlib.metadata import version
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from pictorank.data import HintVocabulary, load_hints, load_puzzles
+from pictorank.encoder import Encoder
+from pictorank.ranker import Query, Ranker, joined_text, load_ranker, make_ranker
+
+INDEX_FILE = "vocabulary.faiss"
+WORDS_FILE = "vocabulary.txt"
+
+
+class VocabularyIndex:
+    """Exact nearest-neighbour search over answer words (faiss IndexFlatIP on unit vectors).
+
+    Flat search is exact and, for a few thousand words, takes well under a millisecond; an
+    approximate index would only add a tuning knob.
+    """
+
+    def __init__(self, words: Sequence[str], index: "faiss.Index") -> None:  # noqa: F821
+        if index.ntotal != len(words):
+            raise ValueError(f"index holds {index.ntotal} vectors for {len(words)} words")
+        self.words = list(words)
+        self.index = index
+
+    @classmethod
+    def build(cls, words: Iterable[str], encoder: Encoder) -> "VocabularyIndex":
+        import faiss
+
+        distinct = sorted(set(words))
+        vectors = np.ascontiguousarray(encoder.encode(distinct), dtype=np.float32)
+        index = faiss.IndexFlatIP(vectors.shape[1])
+        index.add(vectors)
+        return cls(distinct, index)
+
+    @classmethod
+    def load(cls, directory: Path) -> "VocabularyIndex":
+        import faiss
+
+        words = (directory / WORDS_FILE).read_text(encoding="utf-8").splitlines()
+        return cls(words, faiss.read_index(str(directory / INDEX_FILE)))
+
+    def save(self, directory: Path) -> None:
+        """Write the index beside a model so the service need not re-encode the words at start."""
+        import faiss
+
+        directory.mkdir(parents=True, exist_ok=True)
+        faiss.write_index(self.index, str(directory / INDEX_FILE))
+        (directory / WORDS_FILE).write_text("\n".join(self.words) + "\n", encoding="utf-8")
+
+    def search(self, clue_vectors: np.ndarray, k: int) -> list[list[str]]:
+        """The `k` words nearest to each clue vector, nearest first."""
+        k = min(k, len(self.words))
+        _, ids = self.index.search(np.ascontiguousarray(clue_vectors, dtype=np.float32), k)
+        return [[self.words[i] for i in row if i >= 0] for row in ids]
+
+
+def vocabulary_words(puzzle_files: Sequence[Path], word_list: Path | None) -> list[str]:
+    """Every option and answer of the given puzzle files, plus the lines of `word_list`."""
+    words: set[str] = set()
+    for path in puzzle_files:
+        for puzzle in load_puzzles(path):
+            words.update(puzzle.options)
+    if word_list is not None:
+        words.update(line.strip() for line in word_list.read_text(encoding="utf-8").splitlines() if line.strip())
+    return sorted(words)
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """One answered puzzle: every candidate most likely first, with its score."""
+
+    ranking: list[str]
+    scores: list[float]
+
+
+class RankingService:
+    """Ranks clues given as hint texts, with or without options.
+
+    Parameters
+    ----------
+    ranker : the fitted ranker to serve.
+    vocab : the pictogram vocabulary, to turn hint ids into descriptions.
+    index : answer words for open-vocabulary mode (None disables that mode).
+    encoder : embeds clues for the index search (the ranker's encoder when None).
+    model_name : how responses name the model.
+    open_vocab_candidates : words taken from the index before ranking.
+    """
+
+    def __init__(
+        self,
+        ranker: Ranker,
+        vocab: HintVocabulary,
+        index: VocabularyIndex | None,
+        encoder: Encoder,
+        model_name: str,
+        open_vocab_candidates: int = 100,
+    ) -> None:
+        self.ranker = ranker
+        self.vocab = vocab
+        self.index = index
+        self.encoder = encoder
+        self.model_name = model_name
+        self.open_vocab_candidates = open_vocab_candidates
+        # The encoder's memo and torch are shared by the worker threads; one ranking at a time per
+        # process keeps them consistent, and worker processes provide the parallelism.
+        self._lock = threading.Lock()
+        self.ready = False
+
+    def unknown_hints(self, hint_ids: Sequence[int]) -> list[int]:
+        return [h for h in hint_ids if h not in self.vocab]
+
+    def describe(self, hint_ids: Sequence[int]) -> list[str]:
+        return self.vocab.describe(hint_ids)
+
+    def rank(self, clues: Sequence[tuple[Sequence[str], Sequence[str] | None]]) -> list[Ranked]:
+        """Rank each (hint texts, options or None) pair; None searches the answer vocabulary."""
+        with self._lock:
+            open_rows = [i for i, (_, options) in enumerate(clues) if options is None]
+            candidates = self._search([clues[i][0] for i in open_rows]) if open_rows else []
+            found = dict(zip(open_rows, candidates))
+            queries = [
+                Query(tuple(hints), tuple(options if options is not None else found[i]))
+                for i, (hints, options) in enumerate(clues)
+            ]
+            return [Ranked(ranking, scores) for ranking, scores in self.ranker.rank_with_scores(queries)]
+
+    def _search(self, hint_lists: Sequence[Sequence[str]]) -> list[list[str]]:
+        if self.index is None:
+            raise RuntimeError("open-vocabulary mode is disabled: the service has no vocabulary index")
+        clue_vectors = self.encoder.encode([joined_text(hints) for hints in hint_lists])
+        return self.index.search(clue_vectors, self.open_vocab_candidates)
+
+    def self_test(self) -> None:
+        """Rank one clue from the vocabulary, with and without options, then report ready."""
+        first = next(iter(self.vocab.descriptions.values()))
+        self.rank([([first], ["dog", "house", "water"])])
+        if self.index is not None:
+            self.rank([([first], None)])
+        self.ready = True
+
+
+def model_name(ranker: Ranker, model_dir: Path | None, encoder: Encoder) -> str:
+    """`method[:dir] (pictorank X, encoder id)`: enough to tell two deployed models apart."""
+    served = ranker.method if model_dir is None else f"{ranker.method}:{Path(model_dir).name}"
+    return f"{served} (pictorank {version('pictorank')}, {encoder.model_id})"
+
+
+def build_service(settings: "Settings", encoder: Encoder | None = None, ranker: Ranker | None = None) -> RankingService:  # noqa: F821
+    """Load everything the settings name; `encoder`/`ranker` may be injected (tests, benchmarks)."""
+    encoder = encoder or Encoder(cache_dir=settings.embedding_cache_dir)
+    if ranker is None:
+        if settings.model_dir is not None:
+            ranker = load_ranker(settings.model_dir, encoder=encoder)
+        else:
+            ranker = make_ranker(settings.method, encoder=encoder)
+    vocab = load_hints(settings.hints)
+    if settings.model_dir is not None and (Path(settings.model_dir) / INDEX_FILE).is_file():
+        index = VocabularyIndex.load(Path(settings.model_dir))
+    else:
+        index = VocabularyIndex.build(vocabulary_words(settings.vocabulary_files, settings.word_list), encoder)
+    name = model_name(ranker, settings.model_dir, encoder)
+    return RankingService(ranker, vocab, index, encoder, name, settings.open_vocab_candidates)

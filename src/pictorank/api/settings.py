@@ -1,0 +1,62 @@
+"""Service settings, read from `PICTORANK_*` environment variables (pydantic-settings).
+
+Every setting has a default that works from a source checkout or the Docker image, where the
+package is installed in editable mode from the repository: the bundled Bliss data is then found
+at `<repo>/data/bliss`, three directories above this file. An installation without the data
+(e.g. a wheel) must set `PICTORANK_DATA_DIR` or the individual paths.
+
+Examples::
+
+    PICTORANK_MODEL_DIR=models/learned     # serve a saved model (any method load_ranker knows)
+    PICTORANK_METHOD=seed                  # unlearned method when no model dir is given
+    PICTORANK_HINTS=emoji_descriptions.csv # another pictogram vocabulary
+    PICTORANK_CORS_ORIGINS='["https://game.example"]'   # lists are JSON
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def bundled_data_dir() -> Path:
+    """`data/bliss` of the repository this package was installed from (editable install)."""
+    return Path(__file__).resolve().parents[3] / "data" / "bliss"
+
+
+class Settings(BaseSettings):
+    """What the service serves and how; see the module docstring for the environment variables."""
+
+    model_config = SettingsConfigDict(env_prefix="PICTORANK_", protected_namespaces=(), extra="ignore")
+
+    # What to serve.
+    model_dir: Path | None = Field(None, description="saved model directory; None serves `method`")
+    method: Literal["cosine", "seed"] = Field("cosine", description="unlearned method when no model_dir")
+    data_dir: Path = Field(default_factory=bundled_data_dir, description="the bundled Bliss data")
+    hints: Path | None = Field(None, description="hint_descriptions.csv; default <data_dir>/hint_descriptions.csv")
+    vocabulary_files: list[Path] | None = Field(
+        None, description="puzzle CSVs whose options and answers form the open-vocabulary candidates; "
+        "default <data_dir>/{train,val,test}.csv"
+    )
+    word_list: Path | None = Field(None, description="extra candidate words for open-vocabulary mode, one a line")
+    open_vocab_candidates: int = Field(100, ge=1, le=1000, description="words the faiss search passes to the ranker")
+    embedding_cache_dir: Path | None = Field(None, description="on-disk embedding cache (speeds up restarts)")
+
+    # How to serve it.
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=0, le=65535)
+    workers: int = Field(1, ge=1, le=64, description="uvicorn worker processes; ranking is CPU-bound")
+    cors_origins: list[str] = Field(default_factory=list, description="origins allowed by CORS; empty = none")
+    max_body_bytes: int = Field(1_000_000, ge=1024, description="larger request bodies get 413")
+
+    @model_validator(mode="after")
+    def _fill_data_paths(self) -> "Settings":
+        """Paths left unset point into `data_dir`, so one variable relocates all of them."""
+        if self.hints is None:
+            self.hints = self.data_dir / "hint_descriptions.csv"
+        if self.vocabulary_files is None:
+            self.vocabulary_files = [self.data_dir / f"{split}.csv" for split in ("train", "val", "test")]
+        return self
