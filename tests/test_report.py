@@ -1,0 +1,125 @@
+"""The evaluation report from stub rankings: files, JSON content, HTML links, atomic replacement.
+
+No model is loaded: rankings are built by hand so every expected number is known.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from pictorank.data import DataError, HintVocabulary, Puzzle
+from pictorank.report import build_metrics, write_report
+
+VOCAB = HintVocabulary({1: "animal", 2: "water", 3: "hair", 4: "flower", 5: "sun"})
+PUZZLES = [
+    Puzzle("p1", 1, (1, 2, 3), ("seal", "rose", "car", "tree"), "seal"),
+    Puzzle("p2", 1, (4, 5), ("rose", "sunflower", "car", "tree"), "sunflower"),
+    Puzzle("p3", 2, (1, 2), tuple(f"w{i}" for i in range(9)) + ("fish",), "fish"),
+]
+# "good" ranks answers 1st, 2nd, 1st; "bad" ranks them 4th, 1st, 10th.
+GOOD = [["seal", "rose", "car", "tree"], ["rose", "sunflower", "car", "tree"], ["fish"] + [f"w{i}" for i in range(9)]]
+BAD = [["rose", "car", "tree", "seal"], ["sunflower", "rose", "car", "tree"], [f"w{i}" for i in range(9)] + ["fish"]]
+PLOTS = ("metrics.png", "rank_histogram.png", "hits1_by_hints.png", "hits1_by_options.png")
+
+
+def test_metrics_per_method_and_group():
+    metrics = build_metrics(PUZZLES, {"good": GOOD, "bad": BAD}, VOCAB)
+    good, bad = metrics["methods"]["good"], metrics["methods"]["bad"]
+    assert metrics["rows"] == 3
+    assert good["overall"]["hits@1"] == pytest.approx(2 / 3)
+    assert good["overall"]["mrr"] == pytest.approx((1 + 0.5 + 1) / 3)
+    assert bad["overall"]["hits@1"] == pytest.approx(1 / 3)
+    assert set(good["by_subtask"]) == {"1", "2"}
+    assert good["by_hint_count"]["2"]["hits@1"] == 0.5 and good["by_hint_count"]["2"]["rows"] == 2
+    assert good["by_hint_count"]["3"]["hits@1"] == 1.0
+    assert list(bad["by_option_count"]) == ["4", "10"]
+    assert bad["by_option_count"]["10"]["hits@1"] == 0.0
+    assert good["rank_counts"] == {"1": 2, "2": 1}
+    assert bad["ranks"] == {"p1": 4, "p2": 1, "p3": 10}
+
+
+def test_worst_puzzles_are_last_relative_to_options_with_descriptions():
+    worst = build_metrics(PUZZLES, {"bad": BAD}, VOCAB, worst_count=2)["methods"]["bad"]["worst"]
+    # p1 (4th of 4) and p3 (10th of 10) are both last; the larger puzzle comes first.
+    assert [w["datapointID"] for w in worst] == ["p3", "p1"]
+    assert worst[1]["hints"] == ["animal", "water", "hair"]
+    assert worst[1]["answer"] == "seal" and worst[1]["answer_rank"] == 4
+    assert worst[1]["top"] == ["rose", "car", "tree"]
+
+
+def test_write_report_files_json_and_html(tmp_path: Path):
+    out = tmp_path / "report"
+    path = write_report(out, PUZZLES, {"good": GOOD, "bad": BAD}, VOCAB, {"input": "val.csv"})
+    assert path == out / "report.html"
+    for name in PLOTS:
+        data = (out / name).read_bytes()
+        assert data.startswith(b"\x89PNG") and len(data) > 5000, name
+    saved = json.loads((out / "metrics.json").read_text())
+    assert saved["methods"]["good"]["overall"] == build_metrics(PUZZLES, {"good": GOOD}, VOCAB)["methods"]["good"]["overall"]
+    assert saved["info"]["input"] == "val.csv"
+    page = path.read_text()
+    links = set(re.findall(r'(?:src|href)="([^"]+)"', page))
+    assert links == set(PLOTS) | {"metrics.json"}  # relative, local, nothing from the internet
+    assert all((out / link).is_file() for link in links)
+    assert "<td>good</td>" in page and "<td>bad</td>" in page
+    assert "sunflower" in page and "<li>animal</li>" in page
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary folder left
+
+
+def test_rewrite_replaces_old_report_and_failure_keeps_it(tmp_path: Path, monkeypatch):
+    out = tmp_path / "report"
+    write_report(out, PUZZLES, {"good": GOOD}, VOCAB)
+    (out / "stale.txt").write_text("from an older run")
+    write_report(out, PUZZLES, {"bad": BAD}, VOCAB)
+    assert not (out / "stale.txt").exists()
+    assert list(json.loads((out / "metrics.json").read_text())["methods"]) == ["bad"]
+
+    def broken_html(metrics):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr("pictorank.report.render_html", broken_html)
+    with pytest.raises(RuntimeError):
+        write_report(out, PUZZLES, {"good": GOOD}, VOCAB)
+    assert list(json.loads((out / "metrics.json").read_text())["methods"]) == ["bad"]  # old report intact
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]
+
+
+def test_bad_destination_and_inputs(tmp_path: Path):
+    file = tmp_path / "a_file"
+    file.write_text("x")
+    with pytest.raises(DataError, match="not a directory"):
+        write_report(file, PUZZLES, {"good": GOOD}, VOCAB)
+    with pytest.raises(ValueError, match="2 rankings for 3 puzzles"):
+        build_metrics(PUZZLES, {"short": GOOD[:2]}, VOCAB)
+    with pytest.raises(ValueError, match="at least one method"):
+        build_metrics(PUZZLES, {}, VOCAB)
+
+
+def test_cli_compare_writes_report_with_stub_rankers(tmp_path: Path, data_dir: Path, monkeypatch, capsys):
+    """`pictorank compare --report` end to end, with the rankers replaced by a cheap stub."""
+    from pictorank import cli
+    from pictorank.ranker import Ranker
+
+    class ReversedRanker(Ranker):
+        method = "stub"
+
+        def score(self, queries):
+            return [list(range(len(q.options))) for q in queries]  # last option first
+
+    monkeypatch.setattr("pictorank.ranker.make_ranker", lambda method, encoder=None: ReversedRanker())
+    rows = (data_dir / "val.csv").read_text().splitlines()[:13]
+    small = tmp_path / "small.csv"
+    small.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "rep"
+    code = cli.main(["compare", "--input", str(small), "--hints", str(data_dir / "hint_descriptions.csv"),
+                     "--methods", "seed", "cosine", "--report", str(out), "--quiet", "--no-cache"])
+    assert code == 0
+    assert "subtask" in capsys.readouterr().out
+    saved = json.loads((out / "metrics.json").read_text())
+    assert list(saved["methods"]) == ["seed", "cosine"] and saved["rows"] == 12
+    assert cli.main(["compare", "--input", str(small), "--hints", str(data_dir / "hint_descriptions.csv")]) == 2
+    assert "nothing to compare" in capsys.readouterr().err
