@@ -36,6 +36,8 @@ def check_versions(stored: dict, where: str | Path) -> None:
     """Raise ModelError when `stored` versions are incompatible with the installed ones."""
     from pictorank.ranker import ModelError
 
+    if not isinstance(stored, dict):
+        raise ModelError(f"{where}: versions must be a JSON object, found {type(stored).__name__}")
     if stored.get("format") != FORMAT_VERSION:
         raise ModelError(
             f"{where}: model format {stored.get('format')!r}, this pictorank reads format "

@@ -1,0 +1,48 @@
+"""Versions stored with a model and the compatibility check made when loading it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pictorank.ranker import ModelError
+from pictorank.versions import FORMAT_VERSION, check_versions, library_versions
+
+
+def test_library_versions() -> None:
+    found = library_versions()
+    assert found["format"] == FORMAT_VERSION
+    assert found["numpy"] == np.__version__
+    assert {"pictorank", "sentence-transformers", "lightgbm", "torch"} <= set(found)
+
+
+def test_same_versions_pass() -> None:
+    check_versions(library_versions(), "model/ranker.json")
+
+
+def test_patch_difference_passes() -> None:
+    major, minor = np.__version__.split(".")[:2]
+    check_versions(library_versions() | {"numpy": f"{major}.{minor}.999"}, "m")
+
+
+def test_unknown_package_version_is_not_checked() -> None:
+    check_versions(library_versions() | {"lightgbm": None}, "m")
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"format": 0}, "m: model format 0, this pictorank reads format 1; retrain"),
+        ({"sentence-transformers": "2.0.0"}, "m: made with sentence-transformers 2.0.0, installed is "),
+    ],
+)
+def test_mismatch(change: dict, message: str) -> None:
+    with pytest.raises(ModelError) as caught:
+        check_versions(library_versions() | change, "m")
+    assert str(caught.value).startswith(message)
+
+
+@pytest.mark.parametrize("stored", [None, "1.0", [1]])
+def test_not_a_mapping(stored: object) -> None:
+    with pytest.raises(ModelError, match="m: versions must be a JSON object"):
+        check_versions(stored, "m")  # type: ignore[arg-type]
