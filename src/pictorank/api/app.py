@@ -17,7 +17,7 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi_offline import FastAPIOffline
 
-from pictorank.api import routes
+from pictorank.api import game, routes
 from pictorank.api.middleware import BodySizeLimit, Metrics, MetricsMiddleware
 from pictorank.api.service import RankingService, build_service
 from pictorank.api.settings import Settings
@@ -31,6 +31,7 @@ naming the field and the reason."""
 def _include_routers(app: FastAPI) -> None:
     """Every router of the service; add new ones here."""
     app.include_router(routes.router)
+    game.include_game(app)  # the game page at / and its /puzzles endpoints
 
 
 @asynccontextmanager

@@ -42,6 +42,7 @@ class Settings(BaseSettings):
         "default <data_dir>/{train,val,test}.csv"
     )
     word_list: Path | None = Field(None, description="extra candidate words for open-vocabulary mode, one a line")
+    game_puzzles: Path | None = Field(None, description="puzzles with answers for the game page at /; default <data_dir>/val.csv")
     open_vocab_candidates: int = Field(100, ge=1, le=1000, description="words the faiss search passes to the ranker")
     embedding_cache_dir: Path | None = Field(None, description="on-disk embedding cache (speeds up restarts)")
 
@@ -59,4 +60,6 @@ class Settings(BaseSettings):
             self.hints = self.data_dir / "hint_descriptions.csv"
         if self.vocabulary_files is None:
             self.vocabulary_files = [self.data_dir / f"{split}.csv" for split in ("train", "val", "test")]
+        if self.game_puzzles is None:
+            self.game_puzzles = self.data_dir / "val.csv"
         return self

@@ -1,0 +1,335 @@
+// pictorank game page: plain JavaScript, no framework, no network access beyond this service.
+// "Guess": a random puzzle from GET /puzzles/random, answered with POST /puzzles/{id}/guess.
+// "Ask": the player builds a clue from GET /hints and ranks it with POST /rank.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+
+// ---------------------------------------------------------------------------------------------
+// HTTP: every failure becomes an Error whose message is readable by a player.
+// ---------------------------------------------------------------------------------------------
+
+function errorMessage(status, body) {
+  // The service's 4xx bodies are {"detail": [{"loc": [...], "msg": "..."}]} (or a plain string).
+  const detail = body && body.detail;
+  if (Array.isArray(detail) && detail.length) {
+    return detail.map((d) => {
+      const where = (d.loc || []).filter((part) => part !== "body").join(" > ");
+      return where ? `${where}: ${d.msg}` : d.msg;
+    }).join("; ");
+  }
+  if (typeof detail === "string") return detail;
+  return `the service answered ${status}`;
+}
+
+async function api(method, path, body) {
+  const options = { method, headers: { Accept: "application/json" } };
+  if (body !== undefined) {
+    options.headers["Content-Type"] = "application/json";
+    options.body = JSON.stringify(body);
+  }
+  let response;
+  try {
+    response = await fetch(path, options);
+  } catch (err) {
+    throw new Error("cannot reach the pictorank service; is it running?");
+  }
+  let data = null;
+  try {
+    data = await response.json();
+  } catch (err) {
+    data = null;
+  }
+  if (!response.ok) {
+    const error = new Error(`Error ${response.status}: ${errorMessage(response.status, data)}`);
+    error.status = response.status;
+    throw error;
+  }
+  return data;
+}
+
+function setStatus(element, text, isError) {
+  element.textContent = text || "";
+  element.classList.toggle("error", Boolean(isError));
+}
+
+function el(tag, props, children) {
+  const node = document.createElement(tag);
+  Object.assign(node, props || {});
+  for (const child of children || []) node.append(child);
+  return node;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared pieces: clue cards and the ranking bar chart.
+// ---------------------------------------------------------------------------------------------
+
+function clueCard(description, index, actions) {
+  const card = el("li", { className: index === 0 ? "card main" : "card" });
+  const pos = el("span", { className: "pos", textContent: `#${index + 1}` });
+  if (index === 0) pos.append(el("span", { className: "badge", textContent: "main idea" }));
+  card.append(pos, el("span", { className: "desc", textContent: description }));
+  if (actions) card.append(actions);
+  return card;
+}
+
+function renderChart(container, ranking, scores, marks) {
+  // Bars scale from the lowest to the highest shown score, so small differences stay visible
+  // whatever the ranker's score range (cosine similarities, learned scores...).
+  container.replaceChildren();
+  const lo = Math.min(...scores);
+  const hi = Math.max(...scores);
+  ranking.forEach((word, i) => {
+    const share = hi > lo ? 0.08 + 0.92 * (scores[i] - lo) / (hi - lo) : 1;
+    const row = el("div", { className: "bar-row" });
+    row.dataset.word = word;
+    const label = el("span", { className: "word", textContent: word });
+    if (marks && word === marks.answer) {
+      row.classList.add("is-answer");
+      label.append(el("span", { className: "tag", textContent: "(answer)" }));
+    }
+    if (marks && word === marks.guess) {
+      row.classList.add("is-guess");
+      if (word !== marks.answer) label.append(el("span", { className: "tag", textContent: "(your guess)" }));
+    }
+    const fill = el("div", { className: "fill" });
+    fill.style.width = `${(share * 100).toFixed(1)}%`;
+    const track = el("div", { className: "track" }, [fill, el("span", { className: "score", textContent: scores[i].toFixed(3) })]);
+    track.setAttribute("role", "img");
+    track.setAttribute("aria-label", `score ${scores[i].toFixed(3)}`);
+    row.append(el("span", { className: "rank", textContent: String(i + 1) }), label, track);
+    container.append(row);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tabs (click, or arrow keys when a tab has focus).
+// ---------------------------------------------------------------------------------------------
+
+const tabs = [$("tab-guess"), $("tab-ask")];
+
+function selectTab(tab) {
+  for (const t of tabs) {
+    const selected = t === tab;
+    t.setAttribute("aria-selected", String(selected));
+    t.tabIndex = selected ? 0 : -1;
+    $(t.getAttribute("aria-controls")).hidden = !selected;
+  }
+  if (tab.id === "tab-ask") ensureHints();
+}
+
+for (const tab of tabs) {
+  tab.addEventListener("click", () => selectTab(tab));
+  tab.addEventListener("keydown", (event) => {
+    if (event.key !== "ArrowLeft" && event.key !== "ArrowRight") return;
+    const next = tabs[(tabs.indexOf(tab) + (event.key === "ArrowRight" ? 1 : tabs.length - 1)) % tabs.length];
+    selectTab(next);
+    next.focus();
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Guess mode
+// ---------------------------------------------------------------------------------------------
+
+let puzzle = null;
+let answered = false;
+
+async function newPuzzle() {
+  const subtask = $("subtask").value;
+  setStatus($("guess-status"), "Drawing a puzzle...");
+  $("verdict").hidden = true;
+  $("guess-ranking").hidden = true;
+  try {
+    puzzle = await api("GET", "/puzzles/random" + (subtask ? `?subtask=${subtask}` : ""));
+  } catch (err) {
+    setStatus($("guess-status"), err.message, true);
+    return;
+  }
+  answered = false;
+  $("clue").replaceChildren(...puzzle.hints.map((h, i) => clueCard(h.description, i)));
+  $("options-title").hidden = false;
+  const buttons = puzzle.options.map((option, i) => {
+    const button = el("button", { type: "button", textContent: option });
+    button.dataset.option = option;
+    if (i < 10) button.setAttribute("aria-keyshortcuts", String((i + 1) % 10));
+    button.addEventListener("click", () => guess(option));
+    return button;
+  });
+  $("options").replaceChildren(...buttons);
+  setStatus($("guess-status"), `Puzzle ${puzzle.id}: ${puzzle.hints.length} pictograms, ${puzzle.options.length} options. ` +
+    "Pick the word (keys 1-9 and 0 pick the first ten).");
+}
+
+async function guess(option) {
+  if (!puzzle || answered) return;
+  answered = true;
+  const buttons = [...$("options").querySelectorAll("button")];
+  buttons.forEach((b) => { b.disabled = true; });
+  setStatus($("guess-status"), "Checking...");
+  let result;
+  try {
+    result = await api("POST", `/puzzles/${encodeURIComponent(puzzle.id)}/guess`, { guess: option });
+  } catch (err) {
+    answered = false;
+    buttons.forEach((b) => { b.disabled = false; });
+    setStatus($("guess-status"), err.message, true);
+    return;
+  }
+  setStatus($("guess-status"), "");
+  for (const b of buttons) {
+    if (b.dataset.option === result.answer) b.classList.add("answer");
+    else if (b.dataset.option === option) b.classList.add("wrong");
+  }
+  const verdict = $("verdict");
+  verdict.className = `verdict ${result.correct ? "right" : "wrong"}`;
+  verdict.textContent = result.correct
+    ? `Right! The answer is "${result.answer}".`
+    : `Wrong: you picked "${option}", the answer is "${result.answer}".`;
+  const position = result.answer_position === 1 ? "first" : `at position ${result.answer_position}`;
+  verdict.append(el("span", { className: "help", textContent: ` pictorank ranked it ${position}.` }));
+  verdict.hidden = false;
+  renderChart($("guess-chart"), result.ranking, result.scores, { answer: result.answer, guess: option });
+  $("guess-ranking").hidden = false;
+  $("next-puzzle").focus();
+}
+
+$("new-puzzle").addEventListener("click", newPuzzle);
+$("next-puzzle").addEventListener("click", newPuzzle);
+$("subtask").addEventListener("change", newPuzzle);
+
+document.addEventListener("keydown", (event) => {
+  // Number keys pick an option, unless the player is typing somewhere.
+  if ($("panel-guess").hidden || !puzzle || answered) return;
+  if (event.ctrlKey || event.metaKey || event.altKey) return;
+  if (["INPUT", "TEXTAREA", "SELECT"].includes(document.activeElement.tagName)) return;
+  if (!/^[0-9]$/.test(event.key)) return;
+  const index = event.key === "0" ? 9 : Number(event.key) - 1;
+  if (index < puzzle.options.length) {
+    event.preventDefault();
+    guess(puzzle.options[index]);
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+// Ask mode
+// ---------------------------------------------------------------------------------------------
+
+let allHints = null;     // [{id, description}] from GET /hints, loaded on first use
+let clue = [];           // picked hints, in clue order
+const MAX_RESULTS = 30;
+
+async function ensureHints() {
+  if (allHints) return;
+  setStatus($("ask-status"), "Loading pictograms...");
+  try {
+    allHints = (await api("GET", "/hints")).hints;
+    setStatus($("ask-status"), "");
+    searchHints();
+  } catch (err) {
+    setStatus($("ask-status"), err.message, true);
+  }
+}
+
+function searchHints() {
+  const query = $("hint-search").value.trim().toLowerCase();
+  const list = $("hint-results");
+  if (!allHints || !query) {
+    list.replaceChildren();
+    return;
+  }
+  // Words starting with the query first, then any description containing it.
+  const matches = allHints.filter((h) => h.description.toLowerCase().includes(query));
+  const starts = (h) => h.description.toLowerCase().split(/[\s,]+/).some((w) => w.startsWith(query));
+  matches.sort((a, b) => Number(starts(b)) - Number(starts(a)));
+  const items = matches.slice(0, MAX_RESULTS).map((h) => {
+    const button = el("button", { type: "button", textContent: h.description });
+    button.dataset.hintId = String(h.id);
+    button.addEventListener("click", () => addHint(h));
+    return el("li", {}, [button]);
+  });
+  if (!items.length) items.push(el("li", { className: "help", textContent: `No pictogram matches "${query}".` }));
+  list.replaceChildren(...items);
+}
+
+function addHint(hint) {
+  clue.push(hint);
+  renderClue();
+  setStatus($("ask-status"), `Added "${hint.description}" (#${clue.length}).`);
+  $("hint-search").focus();
+}
+
+function moveHint(index, delta) {
+  const target = index + delta;
+  if (target < 0 || target >= clue.length) return;
+  [clue[index], clue[target]] = [clue[target], clue[index]];
+  renderClue();
+}
+
+function removeHint(index) {
+  const [removed] = clue.splice(index, 1);
+  renderClue();
+  setStatus($("ask-status"), `Removed "${removed.description}".`);
+  $("hint-search").focus();
+}
+
+function renderClue() {
+  const cards = clue.map((hint, i) => {
+    const up = el("button", { type: "button", className: "secondary", textContent: "\u2191", disabled: i === 0 });
+    up.setAttribute("aria-label", `Move "${hint.description}" earlier`);
+    up.addEventListener("click", () => moveHint(i, -1));
+    const remove = el("button", { type: "button", className: "secondary remove", textContent: "\u00d7 Remove" });
+    remove.setAttribute("aria-label", `Remove "${hint.description}" from the clue`);
+    remove.addEventListener("click", () => removeHint(i));
+    return clueCard(hint.description, i, el("div", { className: "card-actions" }, [up, remove]));
+  });
+  $("ask-clue").replaceChildren(...cards);
+  $("ask-clue-empty").hidden = clue.length > 0;
+}
+
+async function rankClue() {
+  if (!clue.length) {
+    setStatus($("ask-status"), "Add at least one pictogram to the clue first.", true);
+    return;
+  }
+  const options = $("ask-options").value.split("\n").map((o) => o.trim()).filter((o) => o);
+  const body = { hints: clue.map((h) => h.id), top_k: 10 };
+  if (options.length) body.options = options;
+  setStatus($("ask-status"), "Ranking...");
+  let result;
+  try {
+    result = await api("POST", "/rank", body);
+  } catch (err) {
+    $("ask-ranking").hidden = true;
+    setStatus($("ask-status"), err.message, true);
+    return;
+  }
+  const mode = result.mode === "open_vocabulary" ? "every word pictorank knows (no options given)" : `your ${options.length} options`;
+  setStatus($("ask-status"), `Ranked ${mode}.`);
+  $("ask-ranking-title").textContent = result.mode === "open_vocabulary" ? "pictorank's best guesses" : "pictorank's ranking of your options";
+  renderChart($("ask-chart"), result.ranking, result.scores, null);
+  $("ask-ranking").hidden = false;
+}
+
+$("hint-search").addEventListener("input", searchHints);
+$("hint-search").addEventListener("keydown", (event) => {
+  if (event.key !== "Enter") return;
+  event.preventDefault();
+  const first = $("hint-results").querySelector("button");
+  if (first) first.click();
+});
+$("ask-rank").addEventListener("click", rankClue);
+$("ask-clear").addEventListener("click", () => {
+  clue = [];
+  renderClue();
+  $("ask-ranking").hidden = true;
+  setStatus($("ask-status"), "Clue cleared.");
+});
+
+// ---------------------------------------------------------------------------------------------
+// Start
+// ---------------------------------------------------------------------------------------------
+
+api("GET", "/ready").then((r) => { $("model-name").textContent = `Model: ${r.model}`; }).catch(() => {});
+renderClue();
+newPuzzle();
