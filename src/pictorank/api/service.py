@@ -16,9 +16,10 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from pictorank.api.settings import Settings
 from pictorank.data import HintVocabulary, load_hints, load_puzzles
 from pictorank.encoder import Encoder
-from pictorank.ranker import Query, Ranker, joined_text, load_ranker, make_ranker
+from pictorank.ranker import ModelError, Query, Ranker, joined_text, load_ranker, make_ranker
 
 INDEX_FILE = "vocabulary.faiss"
 WORDS_FILE = "vocabulary.txt"
@@ -160,7 +161,7 @@ def model_name(ranker: Ranker, model_dir: Path | None, encoder: Encoder) -> str:
     return f"{served} (pictorank {version('pictorank')}, {encoder.model_id})"
 
 
-def build_service(settings: "Settings", encoder: Encoder | None = None, ranker: Ranker | None = None) -> RankingService:  # noqa: F821
+def build_service(settings: Settings, encoder: Encoder | None = None, ranker: Ranker | None = None) -> RankingService:
     """Load everything the settings name; `encoder`/`ranker` may be injected (tests, benchmarks)."""
     encoder = encoder or Encoder(cache_dir=settings.embedding_cache_dir)
     if ranker is None:
@@ -171,7 +172,12 @@ def build_service(settings: "Settings", encoder: Encoder | None = None, ranker: 
     vocab = load_hints(settings.hints)
     if settings.model_dir is not None and (Path(settings.model_dir) / INDEX_FILE).is_file():
         index = VocabularyIndex.load(Path(settings.model_dir))
+        if index.index.d != encoder.dimension:
+            raise ModelError(f"{settings.model_dir / INDEX_FILE}: {index.index.d}-d vectors, the encoder makes {encoder.dimension}-d")
     else:
         index = VocabularyIndex.build(vocabulary_words(settings.vocabulary_files, settings.word_list), encoder)
+    # From here on the disk cache is only read: the encoder rewrites the whole cache file whenever
+    # it meets a new string, which per request would cost far more than the ranking itself.
+    encoder.cache_dir = None
     name = model_name(ranker, settings.model_dir, encoder)
     return RankingService(ranker, vocab, index, encoder, name, settings.open_vocab_candidates)

@@ -1,0 +1,203 @@
+"""The HTTP service through FastAPI's TestClient: every endpoint, and every kind of bad input
+answered by a 4xx whose JSON body names the field and the reason (never a 5xx)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from fastapi.testclient import TestClient
+
+from pictorank.api.app import create_app
+from pictorank.api.schemas import MAX_BATCH, MAX_HINTS, MAX_OPTIONS, MAX_TEXT_LENGTH
+from pictorank.api.settings import Settings, bundled_data_dir
+from pictorank.data import HintVocabulary, Puzzle
+from pictorank.ranker import rank_puzzles
+
+
+def _puzzle_body(puzzle: Puzzle, top_k: int = 10) -> dict:
+    return {"hints": list(puzzle.hints), "options": list(puzzle.options), "top_k": top_k}
+
+
+# -- happy paths --------------------------------------------------------------------------------
+def test_rank_matches_the_served_ranker(api_client: TestClient, api_service, val_puzzles, vocab) -> None:
+    puzzle = next(p for p in val_puzzles if p.subtask_id == 3)
+    response = api_client.post("/rank", json=_puzzle_body(puzzle))
+    assert response.status_code == 200, response.text
+    body = response.json()
+    [expected] = rank_puzzles(api_service.ranker, [puzzle], vocab)
+    assert body["ranking"] == expected[:10]
+    assert body["answer"] == "|".join(body["ranking"])
+    assert body["scores"] == sorted(body["scores"], reverse=True) and len(body["scores"]) == 10
+    assert body["mode"] == "options" and body["model"].startswith("cosine")
+
+
+def test_rank_top_k_and_short_option_lists(api_client: TestClient) -> None:
+    body = {"hint_texts": ["flower", "sun"], "options": ["sunflower", "hammer", "river"], "top_k": 2}
+    ranked = api_client.post("/rank", json=body).json()
+    assert ranked["ranking"][0] == "sunflower" and len(ranked["ranking"]) == 2
+    body["top_k"] = 10  # more than there are options: all of them
+    assert sorted(api_client.post("/rank", json=body).json()["ranking"]) == ["hammer", "river", "sunflower"]
+
+
+def test_free_text_hints_equal_their_ids(api_client: TestClient, val_puzzles, vocab: HintVocabulary) -> None:
+    puzzle = val_puzzles[0]
+    by_id = api_client.post("/rank", json=_puzzle_body(puzzle)).json()
+    texts = {"hint_texts": vocab.describe(puzzle.hints), "options": list(puzzle.options)}
+    assert api_client.post("/rank", json=texts).json()["ranking"] == by_id["ranking"]
+
+
+def test_open_vocabulary_searches_the_answer_words(api_client: TestClient, api_service, val_puzzles) -> None:
+    puzzle = val_puzzles[0]
+    response = api_client.post("/rank", json={"hints": list(puzzle.hints), "top_k": 10})
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["mode"] == "open_vocabulary" and len(body["ranking"]) == 10
+    assert set(body["ranking"]) <= set(api_service.index.words)
+    # The same candidates given as options are ranked identically.
+    candidates = api_service._search([api_service.describe(puzzle.hints)])[0]
+    again = api_client.post("/rank", json={"hints": list(puzzle.hints), "options": candidates}).json()
+    assert again["ranking"] == body["ranking"]
+
+
+def test_batch_answers_in_order_like_single_requests(api_client: TestClient, val_puzzles) -> None:
+    puzzles = [_puzzle_body(p, top_k=3) for p in val_puzzles[:5]] + [{"hint_texts": ["sun"], "top_k": 4}]
+    response = api_client.post("/rank/batch", json={"puzzles": puzzles})
+    assert response.status_code == 200, response.text
+    results = response.json()["results"]
+    assert [r["ranking"] for r in results] == [api_client.post("/rank", json=p).json()["ranking"] for p in puzzles]
+    assert results[-1]["mode"] == "open_vocabulary"
+
+
+def test_hints_lists_the_vocabulary(api_client: TestClient, vocab: HintVocabulary) -> None:
+    hints = api_client.get("/hints").json()["hints"]
+    assert {h["id"]: h["description"] for h in hints} == vocab.descriptions
+
+
+def test_health_ready_metrics(api_client: TestClient) -> None:
+    assert api_client.get("/health").json()["status"] == "ok"
+    ready = api_client.get("/ready")
+    assert ready.status_code == 200 and ready.json()["model"].startswith("cosine")
+    api_client.post("/rank", json={"hint_texts": ["sun"], "options": ["moon", "star"]})
+    text = api_client.get("/metrics").text
+    assert re.search(r'pictorank_http_requests_total\{method="POST",route="/rank",status="200"\} [1-9]', text)
+    assert 'pictorank_http_request_duration_seconds_bucket{le="0.005",method="POST",route="/rank"}' in text
+
+
+def test_docs_are_served_without_any_external_host(api_client: TestClient) -> None:
+    for page in ("/docs", "/redoc"):
+        html = api_client.get(page).text
+        assert not re.search(r"(https?:)?//[a-z0-9.-]+\.[a-z]{2,}", html), f"{page} references an external host"
+        for asset in re.findall(r'(?:src|href)="(/[^"]+)"', html):
+            assert api_client.get(asset).status_code == 200, asset
+    schema = api_client.get("/openapi.json").json()
+    assert {"/rank", "/rank/batch", "/hints", "/health", "/ready", "/metrics"} <= set(schema["paths"])
+    assert schema["components"]["schemas"]["RankRequest"]["examples"]
+
+
+def test_not_loaded_yet_is_503_not_500() -> None:
+    client = TestClient(create_app(Settings()))  # no `with`: the lifespan never loads a model
+    assert client.get("/ready").status_code == 503
+    response = client.post("/rank", json={"hint_texts": ["sun"], "options": ["moon"]})
+    assert response.status_code == 503 and response.json()["detail"][0]["msg"]
+
+
+# -- bad input: 4xx, and the body says which field and why ---------------------------------------
+OK = {"hints": [1], "options": ["moon", "star"]}
+BAD_BODIES = [
+    ({"hints": [1, 987654321], "options": ["a"]}, 422, ["body", "hints"], "987654321"),
+    ({"hints": [], "options": ["a"]}, 422, ["body"], "exactly one of"),
+    ({"options": ["a"]}, 422, ["body"], "exactly one of"),
+    ({"hints": [1], "hint_texts": ["sun"], "options": ["a"]}, 422, ["body"], "exactly one of"),
+    ({"hints": [1] * (MAX_HINTS + 1), "options": ["a"]}, 422, ["body", "hints"], "at most 20"),
+    ({"hints": ["1"], "options": ["a"]}, 422, ["body", "hints", 0], "integer"),
+    ({"hints": [True], "options": ["a"]}, 422, ["body", "hints", 0], "integer"),
+    ({"hints": [1], "options": []}, 422, ["body", "options"], "at least 1"),
+    ({"hints": [1], "options": ["a", "b", "a"]}, 422, ["body", "options"], "repeated"),
+    ({"hints": [1], "options": ["a", 7]}, 422, ["body", "options", 1], "string"),
+    ({"hints": [1], "options": ["a", None]}, 422, ["body", "options", 1], "string"),
+    ({"hints": [1], "options": ["  "]}, 422, ["body", "options", 0], "blank"),
+    ({"hints": [1], "options": ["a|b"]}, 422, ["body", "options", 0], "'|'"),
+    ({"hints": [1], "options": ["x" * (MAX_TEXT_LENGTH + 1)]}, 422, ["body", "options", 0], "at most"),
+    ({"hints": [1], "options": [f"w{i}" for i in range(MAX_OPTIONS + 1)]}, 422, ["body", "options"], "at most"),
+    ({"hint_texts": [""], "options": ["a"]}, 422, ["body", "hint_texts", 0], "blank"),
+    ({"hint_texts": ["y" * (MAX_TEXT_LENGTH + 1)], "options": ["a"]}, 422, ["body", "hint_texts", 0], "at most"),
+    ({**OK, "top_k": 0}, 422, ["body", "top_k"], "greater than or equal to 1"),
+    ({**OK, "top_k": 11}, 422, ["body", "top_k"], "less than or equal to 10"),
+    ({**OK, "colour": "red"}, 422, ["body", "colour"], "Extra inputs"),
+    ([OK], 422, ["body"], "dictionary"),
+]
+
+
+@pytest.mark.parametrize("body,status,loc,message", BAD_BODIES)
+def test_bad_rank_bodies_name_field_and_reason(api_client: TestClient, body, status: int, loc: list, message: str) -> None:
+    response = api_client.post("/rank", json=body)
+    assert response.status_code == status, response.text
+    [error] = [e for e in response.json()["detail"] if e["loc"] == loc]
+    assert message in error["msg"]
+
+
+def test_bad_batches(api_client: TestClient) -> None:
+    bad = api_client.post("/rank/batch", json={"puzzles": [OK, {"hints": [1, 987654321], "options": ["a"]}]})
+    assert bad.status_code == 422 and bad.json()["detail"][0]["loc"] == ["body", "puzzles", 1, "hints"]
+    for puzzles in ([], [OK] * (MAX_BATCH + 1)):
+        response = api_client.post("/rank/batch", json={"puzzles": puzzles})
+        assert response.status_code == 422 and response.json()["detail"][0]["loc"] == ["body", "puzzles"]
+    nested = api_client.post("/rank/batch", json={"puzzles": [OK, {"hints": [1], "options": ["a", "a"]}]})
+    assert nested.status_code == 422 and nested.json()["detail"][0]["loc"] == ["body", "puzzles", 1, "options"]
+
+
+@pytest.mark.parametrize(
+    "content,content_type,status,loc",
+    [
+        (b'{"hints": [1], "options": ["a"]}', "text/plain", 415, ["header", "content-type"]),
+        (b'{"hints": [1], "options": ["a"]}', None, 415, ["header", "content-type"]),
+        (b'{"hints": [1], "options": ', "application/json", 422, ["body", 26]),
+        (b"", "application/json", 422, ["body"]),
+        (b"\xff\xfe not utf-8", "application/json", 422, ["body", 0]),
+        (b"null", "application/json", 422, ["body"]),
+    ],
+)
+def test_bad_payloads(api_client: TestClient, content: bytes, content_type: str | None, status: int, loc: list) -> None:
+    headers = {"content-type": content_type} if content_type else {}
+    response = api_client.post("/rank", content=content, headers=headers)
+    assert response.status_code == status, response.text
+    assert response.json()["detail"][0]["loc"] == loc
+
+
+def test_oversized_bodies_get_413(api_client: TestClient) -> None:
+    limit = Settings().max_body_bytes
+    big = json.dumps({"hints": [1], "options": ["x" * 90 + str(i) for i in range(limit // 90)]}).encode()
+    declared = api_client.post("/rank", content=big, headers={"content-type": "application/json"})
+    chunked = api_client.post("/rank", content=iter([big[:1000], big[1000:]]), headers={"content-type": "application/json"})
+    for response in (declared, chunked):
+        assert response.status_code == 413
+        assert response.json()["detail"][0]["loc"] == ["body"]
+    small = api_client.post("/rank", content=iter([b'{"hint_texts": ["sun"], ', b'"options": ["moon"]}']),
+                            headers={"content-type": "application/json"})
+    assert small.status_code == 200, small.text  # a chunked body under the limit is replayed intact
+
+
+def test_unknown_route_and_method(api_client: TestClient) -> None:
+    assert api_client.get("/nowhere").status_code == 404
+    assert api_client.get("/rank").status_code == 405
+
+
+# -- settings --------------------------------------------------------------------------------------
+def test_settings_default_to_the_bundled_data(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    settings = Settings()
+    assert settings.hints == bundled_data_dir() / "hint_descriptions.csv" and settings.hints.is_file()
+    assert all(path.is_file() for path in settings.vocabulary_files)
+    monkeypatch.setenv("PICTORANK_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("PICTORANK_METHOD", "seed")
+    monkeypatch.setenv("PICTORANK_CORS_ORIGINS", '["http://localhost:3000"]')
+    moved = Settings()
+    assert moved.hints == tmp_path / "hint_descriptions.csv" and moved.method == "seed"
+    assert moved.cors_origins == ["http://localhost:3000"]
+
+
+def test_cors_origins_are_allowed(api_service) -> None:
+    client = TestClient(create_app(Settings(cors_origins=["http://game.local"]), service=api_service))
+    response = client.options("/rank", headers={"Origin": "http://game.local", "Access-Control-Request-Method": "POST"})
+    assert response.headers["access-control-allow-origin"] == "http://game.local"
