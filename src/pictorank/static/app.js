@@ -238,10 +238,17 @@ function searchHints() {
     list.replaceChildren();
     return;
   }
-  // Words starting with the query first, then any description containing it.
-  const matches = allHints.filter((h) => h.description.toLowerCase().includes(query));
-  const starts = (h) => h.description.toLowerCase().split(/[\s,]+/).some((w) => w.startsWith(query));
-  matches.sort((a, b) => Number(starts(b)) - Number(starts(a)));
+  // Best first: a synonym equal to the query, then a word starting with it, then the rest;
+  // shorter descriptions first within each group.
+  const relevance = (h) => {
+    const text = h.description.toLowerCase();
+    if (text.split(",").some((synonym) => synonym.trim() === query)) return 0;
+    return text.split(/[^a-z0-9]+/).some((word) => word.startsWith(query)) ? 1 : 2;
+  };
+  const matches = allHints.filter((h) => h.description.toLowerCase().includes(query))
+    .map((h) => [relevance(h), h.description.length, h])
+    .sort((a, b) => a[0] - b[0] || a[1] - b[1])
+    .map((entry) => entry[2]);
   const items = matches.slice(0, MAX_RESULTS).map((h) => {
     const button = el("button", { type: "button", textContent: h.description });
     button.dataset.hintId = String(h.id);
@@ -256,6 +263,8 @@ function addHint(hint) {
   clue.push(hint);
   renderClue();
   setStatus($("ask-status"), `Added "${hint.description}" (#${clue.length}).`);
+  $("hint-search").value = "";
+  searchHints();
   $("hint-search").focus();
 }
 
