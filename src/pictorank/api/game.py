@@ -121,7 +121,8 @@ def random_puzzle(
 
 
 @router.post("/puzzles/{puzzle_id}/guess", response_model=GuessResult, dependencies=[Depends(require_json)],
-             responses={**ERRORS, 422: {"model": ErrorResponse, "description": "the guess is not an option"}})
+             responses={**ERRORS, 415: {"model": ErrorResponse, "description": "the body is not application/json"},
+                        422: {"model": ErrorResponse, "description": "the guess is not an option, or the body is invalid"}})
 def guess(
     puzzle_id: str,
     body: Guess,
