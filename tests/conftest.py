@@ -9,6 +9,9 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# Before anything imports torch: OpenMP threads that spin while waiting are ~50x slower on a
+# busy CPU (see pictorank.encoder._offline).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "bliss"
