@@ -1,0 +1,229 @@
+"""The command line: documented options, exit codes, one-line errors, and end-to-end runs.
+
+Commands run in-process through `main()` with the session's model patched in, so torch and the
+model load once per test session; a single subprocess checks the installed entry point.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import puzzle_row, write_hints, write_rows
+
+from pictorank import encoder as encoder_module
+from pictorank.cli import build_parser, main
+from pictorank.data import validate_submission
+
+BASELINE_SEED_SCORE, BASELINE_SEED_HITS1 = 0.9649, 0.620  # the task statement's seed on val
+
+
+@pytest.fixture
+def session_model(monkeypatch: pytest.MonkeyPatch, base_model: object) -> object:
+    """Every Encoder the CLI builds gets the already loaded model instead of loading it again."""
+    monkeypatch.setattr(encoder_module, "load_base_model", lambda: base_model)
+    return base_model
+
+
+@pytest.fixture
+def no_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail loudly if a command that should not need the model tries to load it."""
+
+    def refuse() -> None:
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr(encoder_module, "load_base_model", refuse)
+
+
+def val_slice(data_dir: Path, tmp_path: Path, rows: int) -> Path:
+    lines = (data_dir / "val.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+    path = tmp_path / "slice.csv"
+    path.write_text("".join(lines[: rows + 1]), encoding="utf-8")
+    return path
+
+
+# -- help ------------------------------------------------------------------------------------------
+
+
+def subcommands() -> dict[str, argparse.ArgumentParser]:
+    (commands,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(commands.choices)
+
+
+def test_top_level_help(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["--help"])
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    for name in ("predict", "evaluate", "validate"):
+        assert name in out
+    (commands,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    assert all(choice.help for choice in commands._choices_actions)
+
+
+@pytest.mark.parametrize("name", sorted(subcommands()))
+def test_every_option_is_documented(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    parser = subcommands()[name]
+    undocumented = [a.dest for a in parser._actions if not a.help]
+    assert undocumented == []
+    with pytest.raises(SystemExit) as exit_:
+        main([name, "--help"])
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    for action in parser._actions:
+        for flag in action.option_strings:
+            assert flag in out
+
+
+# -- bad input: exit 2, one line, no traceback, no file ------------------------------------------------
+
+
+BAD_INPUTS = {
+    "malformed JSON": ([puzzle_row("v1"), puzzle_row("v2", hints_json="[1, 2")], "row v2, column hints_json: malformed JSON"),
+    "unknown hint": ([puzzle_row("v1", hint_ids=(1, 42))], "row v1, column hints: hint ids not in hint_descriptions.csv: [42]"),
+    "answer not an option": ([puzzle_row("v1", answer="whale")], "row v1, column answer: answer 'whale' is not among"),
+    "repeated option": ([puzzle_row("v1", choices=("a", "b", "a"), answer="a")], "row v1, column options: repeated"),
+    "duplicate id": ([puzzle_row("v1"), puzzle_row("v1")], "row v1, column datapointID: duplicate datapointID"),
+}
+
+
+def assert_one_line_error(err: str, expected: str) -> None:
+    assert err.count("\n") == 1 and err.endswith("\n"), err
+    assert err.startswith("pictorank: error: ")
+    assert expected in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
+@pytest.mark.parametrize("command", ["predict", "evaluate"])
+def test_bad_input_exits_2(tmp_path: Path, no_model: None, capsys: pytest.CaptureFixture[str], command: str, case: str) -> None:
+    rows, expected = BAD_INPUTS[case]
+    source = write_rows(tmp_path / "val.csv", rows)
+    hints = write_hints(tmp_path / "hints.csv")
+    out = tmp_path / "submission.csv"
+    args = [command, "--input", str(source), "--hints", str(hints), "--no-cache", "--quiet"]
+    args += ["--output", str(out)] if command == "predict" else []
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    assert_one_line_error(captured.err, f"{source}, {expected}")
+    assert captured.out == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hints.csv", "val.csv"]
+
+
+def test_non_utf8_input(tmp_path: Path, no_model: None, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "test.csv"
+    source.write_bytes("datapointID,subtaskID,hints,hints_json,options,options_json\nt1,1,1,\"[1]\",é,\"[\"\"é\"\"]\"\n".encode("cp1252"))
+    hints = write_hints(tmp_path / "hints.csv")
+    assert main(["predict", "--input", str(source), "--hints", str(hints), "--output", str(tmp_path / "s.csv")]) == 2
+    assert_one_line_error(capsys.readouterr().err, f"{source}, row line 2: file is not valid UTF-8")
+    assert not (tmp_path / "s.csv").exists()
+
+
+def test_missing_hints_file(tmp_path: Path, no_model: None, capsys: pytest.CaptureFixture[str]) -> None:
+    source = write_rows(tmp_path / "val.csv", [puzzle_row()])
+    assert main(["evaluate", "--input", str(source), "--hints", str(tmp_path / "nope.csv")]) == 2
+    assert_one_line_error(capsys.readouterr().err, "nope.csv: cannot read file (No such file or directory)")
+
+
+def test_evaluate_needs_answers(tmp_path: Path, no_model: None, capsys: pytest.CaptureFixture[str]) -> None:
+    source = write_rows(tmp_path / "test.csv", [puzzle_row(answer=None)])
+    hints = write_hints(tmp_path / "hints.csv")
+    assert main(["evaluate", "--input", str(source), "--hints", str(hints), "--no-cache"]) == 2
+    assert_one_line_error(capsys.readouterr().err, "column answer: evaluation needs an answer column")
+
+
+def test_bad_model_dir(tmp_path: Path, no_model: None, capsys: pytest.CaptureFixture[str]) -> None:
+    source = write_rows(tmp_path / "val.csv", [puzzle_row()])
+    hints = write_hints(tmp_path / "hints.csv")
+    out = tmp_path / "s.csv"
+    args = ["predict", "--input", str(source), "--hints", str(hints), "--model", str(tmp_path / "nomodel")]
+    assert main([*args, "--no-cache", "--output", str(out)]) == 2
+    assert_one_line_error(capsys.readouterr().err, "nomodel: not a pictorank model directory")
+    assert not out.exists()
+
+
+# -- validate -----------------------------------------------------------------------------------------
+
+
+def test_validate_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = write_rows(tmp_path / "test.csv", [puzzle_row(f"t{i}", answer=None) for i in range(3)])
+    good = tmp_path / "good.csv"
+    good.write_text("datapointID,subtaskID,answer\nt0,1,seal\nt1,1,fish|seal\nt2,1,rock\n", encoding="utf-8")
+    assert main(["validate", "--submission", str(good), "--input", str(source)]) == 0
+    assert capsys.readouterr().out == f"{good}: valid\n"
+
+    bad = tmp_path / "bad.csv"
+    bad.write_text("datapointID,subtaskID,answer\nt0,1,seal|seal\nt1,2,whale\n", encoding="utf-8")
+    assert main(["validate", "--submission", str(bad), "--input", str(source)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == [
+        f"{bad}: row t0, column answer: repeated options",
+        f"{bad}: row t1, column subtaskID: '2', expected 1",
+        f"{bad}: row t1, column answer: not among the row's options: ['whale']",
+        f"{bad}: 1 input rows have no submission row, first: ['t2']",
+    ]
+    assert captured.err == "invalid: 4 problem(s)\n"
+
+    no_column = tmp_path / "nocol.csv"
+    no_column.write_text("datapointID,answer\nt0,seal\n", encoding="utf-8")
+    assert main(["validate", "--submission", str(no_column), "--input", str(source)]) == 1
+    assert capsys.readouterr().out == f"{no_column}: column subtaskID: missing required column(s)\n"
+
+    broken_input = write_rows(tmp_path / "broken.csv", [puzzle_row(subtask_id="x", answer=None)])
+    assert main(["validate", "--submission", str(good), "--input", str(broken_input)]) == 2
+    assert_one_line_error(capsys.readouterr().err, "row v1, column subtaskID: not an integer: 'x'")
+
+
+def test_entry_point_in_a_real_process(tmp_path: Path) -> None:
+    """The one subprocess: the installed command, no traceback, and it never imports torch for this."""
+    source = write_rows(tmp_path / "val.csv", [puzzle_row("v1", hints_json="[1, 2")])
+    hints = write_hints(tmp_path / "hints.csv")
+    command = [sys.executable, "-m", "pictorank.cli", "predict", "--input", str(source), "--hints", str(hints)]
+    done = subprocess.run([*command, "--output", str(tmp_path / "s.csv")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert_one_line_error(done.stderr, "row v1, column hints_json: malformed JSON")
+    assert not (tmp_path / "s.csv").exists()
+
+
+# -- end to end on the real model -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["cosine", "seed"])
+def test_predict_writes_a_valid_submission(tmp_path: Path, data_dir: Path, session_model: object, method: str) -> None:
+    source = val_slice(data_dir, tmp_path, rows=12)
+    out = tmp_path / "out" / "submission.csv"
+    hints = str(data_dir / "hint_descriptions.csv")
+    args = ["predict", "--input", str(source), "--hints", hints, "--method", method, "--quiet"]
+    assert main([*args, "--cache-dir", str(tmp_path / "cache"), "--output", str(out)]) == 0
+    assert validate_submission(out, source) == []
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 13
+
+
+def test_predict_reuses_the_disk_cache(tmp_path: Path, data_dir: Path, session_model: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = val_slice(data_dir, tmp_path, rows=8)
+    hints = str(data_dir / "hint_descriptions.csv")
+    args = ["predict", "--input", str(source), "--hints", hints, "--quiet", "--cache-dir", str(tmp_path / "cache")]
+    assert main([*args, "--output", str(tmp_path / "first.csv")]) == 0
+
+    def refuse() -> None:
+        raise AssertionError("the model was loaded although every string is cached")
+
+    monkeypatch.setattr(encoder_module, "load_base_model", refuse)
+    assert main([*args, "--output", str(tmp_path / "second.csv")]) == 0
+    assert (tmp_path / "second.csv").read_text(encoding="utf-8") == (tmp_path / "first.csv").read_text(encoding="utf-8")
+
+
+def test_evaluate_seed_reproduces_the_baseline(data_dir: Path, session_model: object, capsys: pytest.CaptureFixture[str]) -> None:
+    """The task's seed baseline on the bundled val, one row at a time (~15 s: the slowest test)."""
+    hints = str(data_dir / "hint_descriptions.csv")
+    args = ["evaluate", "--input", str(data_dir / "val.csv"), "--hints", hints, "--method", "seed"]
+    assert main([*args, "--no-cache", "--quiet", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["overall"]["rows"] == 563
+    assert result["overall"]["score"] == pytest.approx(BASELINE_SEED_SCORE, abs=0.01)
+    assert result["overall"]["hits@1"] == pytest.approx(BASELINE_SEED_HITS1, abs=0.01)
+    assert set(result["by_subtask"]) == {"1", "2", "3"}
