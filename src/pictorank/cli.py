@@ -108,7 +108,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 def _write_report(args: argparse.Namespace, puzzles, rankings_by_method, vocab, seconds: dict[str, float]) -> None:
     from pictorank.report import write_report
 
-    timings = ", ".join(f"{name} {s:.1f} s" for name, s in seconds.items())
+    timings = ", ".join(f"{name} {s:.2f} s" for name, s in seconds.items())
     info = {"input": args.input, "hints": args.hints, "ranking time": timings}
     path = write_report(args.report, puzzles, rankings_by_method, vocab, info)
     print(f"wrote {path}", file=sys.stderr)
