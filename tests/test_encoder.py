@@ -106,3 +106,28 @@ def test_real_model_disk_cache(base_model: object, tmp_path: Path) -> None:
     second = Encoder(model=StubModel(fail=True), model_id="real", cache_dir=tmp_path)
     np.testing.assert_array_equal(second.encode(texts), vectors)
     assert second.encoded_count == 0
+
+
+def test_one_string_at_a_time_does_not_rewrite_the_cache_each_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seed-style callers encode a row at a time; saves must grow geometrically, not per call."""
+    saves = []
+    original = Encoder._save_disk_cache
+    monkeypatch.setattr(Encoder, "_save_disk_cache", lambda self: (saves.append(len(self._vectors)), original(self)))
+    encoder = Encoder(model=StubModel(), model_id="stub", cache_dir=tmp_path)
+    texts = [f"t{i}" for i in range(400)]
+    for text in texts:
+        encoder.encode([text])
+    assert len(saves) < 40  # 400 without throttling
+    encoder.flush()
+    assert saves[-1] == 400
+    assert Encoder(model=StubModel(fail=True), model_id="stub", cache_dir=tmp_path).encode(texts).shape == (400, 8)
+
+
+def test_seed_ranker_persists_every_string(tmp_path: Path) -> None:
+    from pictorank.ranker import Query, SeedRanker
+
+    queries = [Query(("animal", f"hint {i}"), (f"o{i}", f"o{i + 1}", "x")) for i in range(30)]
+    SeedRanker(Encoder(model=StubModel(), model_id="stub", cache_dir=tmp_path)).rank(queries)
+    reloaded = Encoder(model=StubModel(fail=True), model_id="stub", cache_dir=tmp_path)
+    SeedRanker(reloaded).rank(queries)
+    assert reloaded.encoded_count == 0

@@ -123,6 +123,7 @@ class SeedRanker(Ranker):
         for query in queries:
             clue = self.encoder.encode([seed_text(query.hints)])[0]
             scores.append(self.encoder.encode(list(query.options)) @ clue)
+        self.encoder.flush()  # persist the last rows' strings too
         return scores
 
 
