@@ -93,6 +93,8 @@ def test_bad_destination_and_inputs(tmp_path: Path):
     file.write_text("x")
     with pytest.raises(DataError, match="not a directory"):
         write_report(file, PUZZLES, {"good": GOOD}, VOCAB)
+    with pytest.raises(DataError, match="a_file is a file"):
+        write_report(file / "report", PUZZLES, {"good": GOOD}, VOCAB)
     with pytest.raises(ValueError, match="2 rankings for 3 puzzles"):
         build_metrics(PUZZLES, {"short": GOOD[:2]}, VOCAB)
     with pytest.raises(ValueError, match="at least one method"):

@@ -94,14 +94,14 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     rankings, seconds = _timed_rank(args, ranker, puzzles, vocab)
     result = evaluate_rankings(puzzles, rankings)
     name = args.model or ranker.method
-    if args.report:
-        _write_report(args, puzzles, {name: rankings}, vocab, {name: seconds})
     if args.json:
         payload = {"method": ranker.method, "model": args.model, "input": str(args.input), "seconds": seconds}
         payload.update({k: v for k, v in result.items() if k != "ranks"})
         print(json.dumps(payload, indent=2))
     else:
         print(format_table({name: result}))
+    if args.report:
+        _write_report(args, puzzles, {name: rankings}, vocab, {name: seconds})
     return 0
 
 
@@ -110,7 +110,10 @@ def _write_report(args: argparse.Namespace, puzzles, rankings_by_method, vocab, 
 
     timings = ", ".join(f"{name} {s:.2f} s" for name, s in seconds.items())
     info = {"input": args.input, "hints": args.hints, "ranking time": timings}
-    path = write_report(args.report, puzzles, rankings_by_method, vocab, info)
+    try:
+        path = write_report(args.report, puzzles, rankings_by_method, vocab, info)
+    except OSError as exc:
+        raise DataError(args.report, None, None, f"cannot write the report ({exc.strerror or exc})") from None
     print(f"wrote {path}", file=sys.stderr)
 
 

@@ -365,6 +365,9 @@ def write_report(
     target = Path(directory)
     if target.exists() and not target.is_dir():
         raise DataError(target, None, None, "report destination exists and is not a directory")
+    blocking = next((p for p in target.parents if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        raise DataError(target, None, None, f"cannot create the report folder: {blocking} is a file")
     metrics = build_metrics(puzzles, rankings_by_method, vocab)
     metrics["info"] = {"generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), **dict(info or {})}
     target.parent.mkdir(parents=True, exist_ok=True)
