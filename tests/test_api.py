@@ -180,8 +180,8 @@ def test_oversized_bodies_get_413(api_client: TestClient) -> None:
 
 
 def test_unknown_route_and_method(api_client: TestClient) -> None:
-    assert api_client.get("/nowhere").status_code == 404
-    assert api_client.get("/rank").status_code == 405
+    for response, status in ((api_client.get("/nowhere"), 404), (api_client.get("/rank"), 405)):
+        assert response.status_code == status and response.json()["detail"][0]["msg"]
 
 
 # -- settings --------------------------------------------------------------------------------------
@@ -201,3 +201,8 @@ def test_cors_origins_are_allowed(api_service) -> None:
     client = TestClient(create_app(Settings(cors_origins=["http://game.local"]), service=api_service))
     response = client.options("/rank", headers={"Origin": "http://game.local", "Access-Control-Request-Method": "POST"})
     assert response.headers["access-control-allow-origin"] == "http://game.local"
+
+
+def test_undecodable_body_is_422_not_400(api_client: TestClient) -> None:
+    response = api_client.post("/rank/batch", content=b"\x80", headers={"content-type": "application/json"})
+    assert response.status_code == 422 and response.json()["detail"][0]["loc"] == ["body"]

@@ -13,7 +13,9 @@ from importlib.metadata import version
 from typing import AsyncIterator
 
 import anyio
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi_offline import FastAPIOffline
 
@@ -26,6 +28,22 @@ DESCRIPTION = """Ranks the candidate words of a pictogram clue (the guessing gam
 
 Every 4xx answer has a JSON body `{"detail": [{"loc": [...], "msg": "...", "type": "..."}]}`
 naming the field and the reason."""
+
+
+async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    """Every HTTP error in one shape, `{"detail": [{"loc", "msg", "type"}]}`, like validation errors.
+
+    FastAPI answers a body it cannot decode at all (e.g. invalid UTF-8) with a bare 400; that is
+    bad input like any malformed JSON, so it becomes the same 422.
+    """
+    if isinstance(exc.detail, list):
+        detail, status = exc.detail, exc.status_code
+    elif exc.status_code == 400:
+        detail = [{"loc": ["body"], "msg": "request body is not valid JSON (UTF-8 expected)", "type": "json_invalid"}]
+        status = 422
+    else:
+        detail, status = [{"loc": [], "msg": str(exc.detail), "type": "http_error"}], exc.status_code
+    return JSONResponse({"detail": detail}, status_code=status, headers=getattr(exc, "headers", None))
 
 
 def _include_routers(app: FastAPI) -> None:
@@ -60,6 +78,7 @@ def create_app(settings: Settings | None = None, service: RankingService | None 
     app.state.settings = settings
     app.state.service = service
     app.state.metrics = Metrics()
+    app.add_exception_handler(StarletteHTTPException, _http_error)
     _include_routers(app)
     # Middleware added last runs first: metrics see every request, including 413s.
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)

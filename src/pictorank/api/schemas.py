@@ -53,6 +53,9 @@ OptionText = Annotated[
     AfterValidator(_option_text),
     WithJsonSchema({"type": "string", "minLength": 1, "maxLength": MAX_TEXT_LENGTH, "pattern": r"^[^|]*[^|\s][^|]*$"}),
 ]
+Options = Annotated[
+    list[OptionText], Field(min_length=1, max_length=MAX_OPTIONS, json_schema_extra={"uniqueItems": True})
+]
 
 RANK_EXAMPLE = {
     "hints": [325, 636],
@@ -79,9 +82,7 @@ class RankRequest(BaseModel):
     hint_texts: list[HintText] = Field(
         default_factory=list, max_length=MAX_HINTS, description="free-text hint descriptions, for pictograms outside the vocabulary"
     )
-    options: list[OptionText] | None = Field(
-        None, min_length=1, max_length=MAX_OPTIONS, description="distinct candidate words; omit for open-vocabulary mode"
-    )
+    options: Options | None = Field(None, description="distinct candidate words; omit for open-vocabulary mode")
     top_k: int = Field(MAX_ANSWERS, ge=1, le=MAX_ANSWERS, description="how many options to return")
 
     @field_validator("options")
