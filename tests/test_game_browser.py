@@ -160,6 +160,8 @@ def test_guess_mode_round(server, page):
         page.keyboard.press("Enter")
     expect(page.locator("#verdict")).to_be_hidden()
     expect(page.locator("#options button:disabled")).to_have_count(0)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    _screenshot(page, "game_guess_desktop.png")
 
 
 def _add_hint(page, query: str) -> str:
