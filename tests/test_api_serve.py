@@ -1,0 +1,74 @@
+"""`pictorank serve` as a real uvicorn process on a free 127.0.0.1 port: start, wait for /ready,
+rank, stop. Start-up problems are one-line errors with exit code 2 before uvicorn starts."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "bliss"
+PICTORANK = [str(Path(sys.executable).with_name("pictorank"))]  # the installed console script
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_ready(base: str, process: subprocess.Popen, timeout: float = 240) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"server exited with {process.returncode}")
+        try:
+            if httpx.get(f"{base}/ready", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.5)
+    raise AssertionError(f"server not ready after {timeout} s")
+
+
+def test_serve_answers_over_real_http(tmp_path: Path) -> None:
+    port = free_port()
+    env = {**os.environ, "HF_HUB_OFFLINE": "1",
+           # a small open vocabulary keeps start-up short; the default is train+val+test
+           "PICTORANK_VOCABULARY_FILES": json.dumps([str(DATA / "val.csv")])}
+    log = (tmp_path / "server.log").open("w")
+    process = subprocess.Popen([*PICTORANK, "serve", "--host", "127.0.0.1", "--port", str(port), "--method", "cosine"],
+                               env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(base, process)
+        ranked = httpx.post(f"{base}/rank", json={"hint_texts": ["flower", "sun"], "options": ["hammer", "sunflower"]})
+        assert ranked.status_code == 200 and ranked.json()["ranking"] == ["sunflower", "hammer"]
+        open_vocab = httpx.post(f"{base}/rank", json={"hint_texts": ["animal", "water"], "top_k": 3}).json()
+        assert open_vocab["mode"] == "open_vocabulary" and len(open_vocab["ranking"]) == 3
+        assert httpx.post(f"{base}/rank", json={"hints": [-1], "options": ["a"]}).status_code == 422
+        assert 'route="/rank"' in httpx.get(f"{base}/metrics").text
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+    assert process.returncode == 0, (tmp_path / "server.log").read_text()[-2000:]
+
+
+@pytest.mark.parametrize("args", [["--model", "no/such/model"], ["--hints", "no/such/hints.csv"]])
+def test_serve_refuses_missing_files_in_one_line(args: list[str]) -> None:
+    result = subprocess.run([*PICTORANK, "serve", *args], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "no/such" in result.stderr and "Traceback" not in result.stderr
