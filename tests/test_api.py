@@ -206,3 +206,16 @@ def test_cors_origins_are_allowed(api_service) -> None:
 def test_undecodable_body_is_422_not_400(api_client: TestClient) -> None:
     response = api_client.post("/rank/batch", content=b"\x80", headers={"content-type": "application/json"})
     assert response.status_code == 422 and response.json()["detail"][0]["loc"] == ["body"]
+
+
+def test_without_memo_every_request_encodes_again(encoder) -> None:
+    from pictorank.api.service import build_service
+
+    settings = Settings(method="seed", memoize_embeddings=False, vocabulary_files=[bundled_data_dir() / "val.csv"])
+    service = build_service(settings, encoder=encoder)
+    clue = (["flower", "sun"], ["sunflower", "hammer"])
+    before = service.encoder.encoded_count
+    first, second = service.rank([clue]), service.rank([clue])
+    assert first == second and first[0].ranking[0] == "sunflower"
+    assert service.encoder.encoded_count - before == 2 * 3  # template + 2 options, twice
+    assert service.model_name.startswith("seed") and "no embedding memo" in service.model_name

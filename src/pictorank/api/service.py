@@ -43,6 +43,7 @@ class VocabularyIndex:
         import faiss
 
         distinct = sorted(set(words))
+        encoder.warm(distinct)  # batch-encodes, and fills the disk cache when there is one
         vectors = np.ascontiguousarray(encoder.encode(distinct), dtype=np.float32)
         index = faiss.IndexFlatIP(vectors.shape[1])
         index.add(vectors)
@@ -161,23 +162,43 @@ def model_name(ranker: Ranker, model_dir: Path | None, encoder: Encoder) -> str:
     return f"{served} (pictorank {version('pictorank')}, {encoder.model_id})"
 
 
+class ForgetfulEncoder(Encoder):
+    """Forgets every vector before each call, so every string goes through the model each time:
+    how the task's baseline script works. Only for measuring that baseline (bench/api_load.py)."""
+
+    def encode(self, texts: Sequence[str], show_progress: bool = False) -> np.ndarray:
+        self._vectors.clear()
+        return super().encode(texts, show_progress=show_progress)
+
+
 def build_service(settings: Settings, encoder: Encoder | None = None, ranker: Ranker | None = None) -> RankingService:
     """Load everything the settings name; `encoder`/`ranker` may be injected (tests, benchmarks)."""
     encoder = encoder or Encoder(cache_dir=settings.embedding_cache_dir)
+    vocab = load_hints(settings.hints)
+    index = _vocabulary_index(settings, encoder)
+    # From here on the disk cache is only read: a request that meets new strings should not stall
+    # on rewriting the cache file.
+    encoder.cache_dir = None
+    if not settings.memoize_embeddings:
+        encoder = ForgetfulEncoder(model=encoder.model, model_id=encoder.model_id)
     if ranker is None:
         if settings.model_dir is not None:
             ranker = load_ranker(settings.model_dir, encoder=encoder)
         else:
             ranker = make_ranker(settings.method, encoder=encoder)
-    vocab = load_hints(settings.hints)
+    name = model_name(ranker, settings.model_dir, encoder)
+    if not settings.memoize_embeddings:
+        name += " [no embedding memo]"
+    return RankingService(ranker, vocab, index, encoder, name, settings.open_vocab_candidates)
+
+
+def _vocabulary_index(settings: Settings, encoder: Encoder) -> VocabularyIndex:
+    """The model directory's saved index when it has one, else built from the settings' words."""
     if settings.model_dir is not None and (Path(settings.model_dir) / INDEX_FILE).is_file():
         index = VocabularyIndex.load(Path(settings.model_dir))
         if index.index.d != encoder.dimension:
-            raise ModelError(f"{settings.model_dir / INDEX_FILE}: {index.index.d}-d vectors, the encoder makes {encoder.dimension}-d")
-    else:
-        index = VocabularyIndex.build(vocabulary_words(settings.vocabulary_files, settings.word_list), encoder)
-    # From here on the disk cache is only read: the encoder rewrites the whole cache file whenever
-    # it meets a new string, which per request would cost far more than the ranking itself.
-    encoder.cache_dir = None
-    name = model_name(ranker, settings.model_dir, encoder)
-    return RankingService(ranker, vocab, index, encoder, name, settings.open_vocab_candidates)
+            raise ModelError(
+                f"{settings.model_dir / INDEX_FILE}: {index.index.d}-d vectors, the encoder makes {encoder.dimension}-d"
+            )
+        return index
+    return VocabularyIndex.build(vocabulary_words(settings.vocabulary_files, settings.word_list), encoder)

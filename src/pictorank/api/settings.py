@@ -45,6 +45,10 @@ class Settings(BaseSettings):
     game_puzzles: Path | None = Field(None, description="puzzles with answers for the game page at /; default <data_dir>/val.csv")
     open_vocab_candidates: int = Field(100, ge=1, le=1000, description="words the faiss search passes to the ranker")
     embedding_cache_dir: Path | None = Field(None, description="on-disk embedding cache (speeds up restarts)")
+    memoize_embeddings: bool = Field(
+        True, description="keep every embedding in memory; False re-encodes each string per request, as the "
+        "task's baseline script does (only to benchmark that baseline)"
+    )
 
     # How to serve it.
     host: str = "127.0.0.1"
