@@ -87,3 +87,35 @@ def api_client(api_app):
 
     with TestClient(api_app) as client:
         yield client
+
+
+# -- learned ranker (tests/test_learned.py, test_transfer.py) ---------------------------------
+SMALL_TRAIN_ROWS, SMALL_STOP_ROWS = 600, 150  # val[:150] stops LightGBM early, val[150:] is held out
+
+
+@pytest.fixture(scope="session")
+def small_config():
+    """A training recipe that runs in seconds: no fine-tuning, 2 folds, one LightGBM setting."""
+    from pictorank.train import TrainConfig
+
+    grid = ({"num_leaves": 7, "min_child_samples": 20, "learning_rate": 0.1},)
+    return TrainConfig(finetune=False, folds=2, cv_folds=2, grid=grid, n_estimators=150, early_stopping_rounds=20)
+
+
+@pytest.fixture(scope="session")
+def small_tables(encoder, vocab, train_puzzles, val_puzzles, small_config):
+    """OOF feature tables of a train slice (the expensive part, built once per session)."""
+    from pictorank.ranker import to_queries
+    from pictorank.train import build_tables
+
+    train = to_queries(train_puzzles[:SMALL_TRAIN_ROWS], vocab)
+    stop = to_queries(val_puzzles[:SMALL_STOP_ROWS], vocab)
+    return build_tables(train, stop, encoder, small_config, log=lambda message: None)
+
+
+@pytest.fixture(scope="session")
+def small_learned(small_tables, small_config):
+    """A LearnedRanker trained on the slice; val[150:] was never seen by it."""
+    from pictorank.train import fit_ranker_from_tables
+
+    return fit_ranker_from_tables(small_tables, small_config, log=lambda message: None)
