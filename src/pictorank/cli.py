@@ -142,6 +142,24 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_train(args: argparse.Namespace) -> int:
+    """Train the learned ranker (pictorank.train) and write its model directory."""
+    from pictorank.encoder import Encoder
+    from pictorank.train import TrainConfig, train_command
+
+    cache_dir = None if args.no_cache else (args.cache_dir or default_cache_dir())
+    config = TrainConfig(finetune=not args.no_finetune, seed=args.seed)
+    log = (lambda message: None) if args.quiet else (lambda message: print(message, file=sys.stderr))
+    metadata = train_command(args.train, args.val, args.hints, args.out, config, Encoder(cache_dir=cache_dir), log)
+    overall = metadata["val_metrics"]["overall"]
+    print(f"learned position weights (by clue length): {json.dumps(metadata['position_weights'])}")
+    print(
+        f"wrote {args.out}: val score {overall['score']:.4f}, Hits@1 {overall['hits@1']:.4f}, "
+        f"MRR {overall['mrr']:.4f}; trained in {metadata['seconds']['total_training']:.0f} s"
+    )
+    return 0
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     problems = validate_submission(args.submission, args.input)
     for problem in problems:
@@ -184,6 +202,18 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--no-cache", action="store_true", help="do not read or write the on-disk embedding cache")
     compare.add_argument("--quiet", action="store_true", help="no progress bars")
     compare.set_defaults(func=cmd_compare)
+
+    train = commands.add_parser("train", help="train the learned ranker and write a model directory")
+    train.add_argument("--train", required=True, help="training puzzles CSV with answers")
+    train.add_argument("--val", required=True, help="validation puzzles CSV with answers (early stopping, metrics)")
+    train.add_argument("--hints", required=True, help="hint_descriptions.csv (hintID,description)")
+    train.add_argument("--out", required=True, help="model directory to write (replaced atomically)")
+    train.add_argument("--seed", type=int, default=13, help="seed of every random source (default 13)")
+    train.add_argument("--no-finetune", action="store_true", help="skip encoder fine-tuning (fast, weaker)")
+    train.add_argument("--cache-dir", default=None, help="embedding and fine-tuned encoder cache (default: $PICTORANK_CACHE_DIR or ~/.cache/pictorank)")
+    train.add_argument("--no-cache", action="store_true", help="do not read or write the on-disk caches")
+    train.add_argument("--quiet", action="store_true", help="no progress messages")
+    train.set_defaults(func=cmd_train)
 
     validate = commands.add_parser("validate", help="check a submission.csv against its input file")
     validate.add_argument("--submission", required=True, help="submission.csv to check")

@@ -211,13 +211,9 @@ def load_ranker(directory: str | os.PathLike, encoder: Encoder | None = None) ->
     except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as exc:
         raise ModelError(f"{config_path}: corrupt model config ({exc})") from None
     check_versions(config.get("versions", {}), config_path)
-    registry = dict(UNLEARNED)
-    try:
-        from pictorank.learned import LearnedRanker
+    from pictorank.learned import LearnedRanker
 
-        registry[LearnedRanker.method] = LearnedRanker
-    except ImportError:
-        pass
+    registry = {**UNLEARNED, LearnedRanker.method: LearnedRanker}
     if method not in registry:
         raise ModelError(f"{config_path}: unknown method {method!r}")
     try:

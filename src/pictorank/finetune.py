@@ -1,0 +1,139 @@
+"""Contrastive fine-tuning of the sentence encoder, in a plain PyTorch loop.
+
+Why a hand-written loop: sentence-transformers' `fit()` pulls in `datasets` and `accelerate`,
+which we do not want as dependencies. The loss is MultipleNegativesRankingLoss: each clue text
+must be closer to its own answer than to every other answer in the batch (in-batch negatives),
+optionally plus a few of the row's wrong options as hard negatives.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+
+from pictorank.ranker import Query, joined_text
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+
+@dataclass(frozen=True)
+class FinetuneParams:
+    """Hyper-parameters of one fine-tuning run (the issue's reference: 3 epochs, batch 32, lr 3e-5)."""
+
+    epochs: float = 3.0
+    batch_size: int = 32
+    learning_rate: float = 3e-5
+    scale: float = 20.0  # inverse temperature of the cosine logits, as in MultipleNegativesRankingLoss
+    hard_negatives: int = 1  # wrong options of the row added as extra negatives (0 = in-batch only)
+    warmup_fraction: float = 0.1
+    seed: int = 13
+
+
+def seed_everything(seed: int) -> None:
+    """Fix every random source the loop touches, so two runs give the same weights."""
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def training_pairs(queries: Sequence[Query], hard_negatives: int, seed: int) -> list[tuple[str, str, list[str]]]:
+    """(clue text, answer, hard negatives) for each query with an answer."""
+    rng = random.Random(seed)
+    pairs = []
+    for query in queries:
+        if query.answer is None:
+            continue
+        wrong = [o for o in query.options if o != query.answer]
+        negatives = rng.sample(wrong, min(hard_negatives, len(wrong)))
+        pairs.append((joined_text(query.hints), query.answer, negatives))
+    return pairs
+
+
+def _batches(pairs: list, batch_size: int, rng: random.Random) -> list[list]:
+    """Shuffled batches in which no answer occurs twice (a duplicate would be a false negative)."""
+    order = list(range(len(pairs)))
+    rng.shuffle(order)
+    batches: list[list] = []
+    current: list = []
+    answers: set[str] = set()
+    leftovers: list[int] = []
+    for i in order:
+        if pairs[i][1] in answers:
+            leftovers.append(i)
+            continue
+        current.append(pairs[i])
+        answers.add(pairs[i][1])
+        if len(current) == batch_size:
+            batches.append(current)
+            current, answers = [], set()
+    current += [pairs[i] for i in leftovers if pairs[i][1] not in answers]
+    if len(current) > 1:
+        batches.append(current)
+    return batches
+
+
+def finetune(
+    model: "SentenceTransformer", queries: Sequence[Query], params: FinetuneParams, log=None
+) -> "SentenceTransformer":
+    """Fine-tune `model` in place on (joined clue text -> answer) and return it, in eval mode."""
+    import torch
+    import torch.nn.functional as F
+
+    seed_everything(params.seed)
+    pairs = training_pairs(queries, params.hard_negatives, params.seed)
+    rng = random.Random(params.seed)
+    epoch_batches = [_batches(pairs, params.batch_size, rng) for _ in range(int(np.ceil(params.epochs)))]
+    per_epoch = len(epoch_batches[0]) if epoch_batches else 0
+    steps = int(round(per_epoch * params.epochs))
+    schedule = [b for epoch in epoch_batches for b in epoch][:steps]
+    if not schedule:
+        model.eval()
+        return model
+
+    optimizer = torch.optim.AdamW(model.parameters(), lr=params.learning_rate)
+    warmup = max(1, int(steps * params.warmup_fraction))
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min((s + 1) / warmup, max(0.0, (steps - s) / max(1, steps - warmup)))
+    )
+    device = model.device
+
+    def embed(texts: list[str]) -> "torch.Tensor":
+        prepare = getattr(model, "preprocess", None) or model.tokenize
+        features = {k: v.to(device) if hasattr(v, "to") else v for k, v in prepare(texts).items()}
+        return F.normalize(model(features)["sentence_embedding"], dim=-1)
+
+    model.train()
+    started = time.perf_counter()
+    for step, batch in enumerate(schedule):
+        clues = embed([p[0] for p in batch])
+        answers = [p[1] for p in batch]
+        in_batch = set(answers)
+        negatives = [n for p in batch for n in p[2] if n not in in_batch]
+        targets = embed(answers + negatives)
+        logits = params.scale * clues @ targets.T
+        loss = F.cross_entropy(logits, torch.arange(len(batch), device=device))
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad()
+        if log is not None and (step + 1) % 20 == 0:
+            log(f"  fine-tune step {step + 1}/{steps} loss {loss.item():.3f} ({time.perf_counter() - started:.0f} s)")
+    model.eval()
+    return model
+
+
+def weights_digest(model: "SentenceTransformer") -> str:
+    """A short hash of the weights: the fine-tuned encoder's id in the embedding cache."""
+    digest = hashlib.sha256()
+    for name, tensor in sorted(model.state_dict().items()):
+        digest.update(name.encode())
+        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()[:16]
