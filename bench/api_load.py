@@ -1,0 +1,195 @@
+"""HTTP load benchmark: `pictorank serve` as a real uvicorn process, real val puzzles, N clients.
+
+    .venv/bin/python bench/api_load.py [--requests 300] [--clients 1 4 16] [--workers 1]
+
+Every configuration runs in its own server process on a free 127.0.0.1 port, one after another:
+
+- cosine: the service's default method, with its in-memory embedding memo.
+- seed (task script): the task's baseline as its script works, every string re-encoded per
+  request (PICTORANK_MEMOIZE_EMBEDDINGS=false): the reference the targets compare against.
+- seed (memo): the same baseline with the service's memo, to show what the memo alone is worth.
+
+Requests are the 30-option rows of val (subtask 3), POST /rank with top_k 10. Each server is first
+warmed with one pass over all of them (4 clients; reported as "first pass": every clue is new to
+the server, the options were encoded at start-up for the open-vocabulary index); then, for each
+client count, `--requests` requests cycle through the rows. Clients are asyncio tasks sharing one
+httpx client with one connection each; latency is client-side, request to full response.
+Load is bounded: at most `--requests` per level and `--max-seconds` per level.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+
+from pictorank.data import load_hints, load_puzzles
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "data" / "bliss"
+PICTORANK = str(Path(sys.executable).with_name("pictorank"))
+CONFIGS = {
+    "cosine": {"PICTORANK_METHOD": "cosine"},
+    "seed (task script)": {"PICTORANK_METHOD": "seed", "PICTORANK_MEMOIZE_EMBEDDINGS": "false"},
+    "seed (memo)": {"PICTORANK_METHOD": "seed"},
+}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def request_bodies() -> list[dict[str, Any]]:
+    vocab = load_hints(DATA / "hint_descriptions.csv")
+    puzzles = [p for p in load_puzzles(DATA / "val.csv", vocab) if p.subtask_id == 3]
+    return [{"hints": list(p.hints), "options": list(p.options), "top_k": 10} for p in puzzles]
+
+
+def start_server(env_extra: dict[str, str], workers: int, cache_dir: str) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    env = {**os.environ, **env_extra, "HF_HUB_OFFLINE": "1", "PICTORANK_EMBEDDING_CACHE_DIR": cache_dir}
+    process = subprocess.Popen(
+        [PICTORANK, "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"server exited with {process.returncode}: {process.stderr.read()[-2000:]}")
+        try:
+            if httpx.get(f"{base}/ready", timeout=2).status_code == 200:
+                return process, base
+        except httpx.TransportError:
+            pass
+        time.sleep(0.5)
+    process.kill()
+    raise SystemExit("server not ready after 300 s")
+
+
+def stop_server(process: subprocess.Popen) -> None:
+    process.send_signal(signal.SIGINT)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+async def load(base: str, bodies: list[dict], clients: int, total: int, max_seconds: float) -> dict[str, float]:
+    """`total` requests (fewer if `max_seconds` runs out) from `clients` concurrent clients."""
+    latencies: list[float] = []
+    errors = 0
+    next_index = 0
+    deadline = time.perf_counter() + max_seconds
+
+    async def client(http: httpx.AsyncClient) -> None:
+        nonlocal next_index, errors
+        while next_index < total and time.perf_counter() < deadline:
+            body = bodies[next_index % len(bodies)]
+            next_index += 1
+            started = time.perf_counter()
+            try:
+                response = await http.post(f"{base}/rank", json=body)
+                ok = response.status_code == 200
+            except httpx.HTTPError:
+                ok = False
+            latencies.append(time.perf_counter() - started)
+            errors += not ok
+
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(limits=limits, timeout=60) as http:
+        started = time.perf_counter()
+        await asyncio.gather(*(client(http) for _ in range(clients)))
+        elapsed = time.perf_counter() - started
+    ms = np.array(latencies) * 1000
+    return {
+        "requests": len(latencies),
+        "p50": float(np.percentile(ms, 50)),
+        "p95": float(np.percentile(ms, 95)),
+        "p99": float(np.percentile(ms, 99)),
+        "rps": len(latencies) / elapsed,
+        "errors": errors,
+    }
+
+
+def run_config(name: str, env: dict[str, str], bodies: list[dict], args: argparse.Namespace, cache_dir: str) -> dict:
+    print(f"{name}: starting server ...", file=sys.stderr)
+    process, base = start_server(env, args.workers, cache_dir)
+    try:
+        results = {"first pass": asyncio.run(load(base, bodies, 4, len(bodies), args.max_seconds))}
+        for clients in args.clients:
+            print(f"{name}: {clients} client(s) ...", file=sys.stderr)
+            results[f"{clients} clients"] = asyncio.run(load(base, bodies, clients, args.requests, args.max_seconds))
+    finally:
+        stop_server(process)
+    return results
+
+
+def table(results: dict[str, dict[str, dict]]) -> str:
+    names = list(results)
+    header = "| load | " + " | ".join(f"{n}: p50 / p95 / p99 ms, req/s, errors" for n in names) + " |"
+    lines = [header, "|---|" + "---|" * len(names)]
+    for level in next(iter(results.values())):
+        cells = []
+        for n in names:
+            r = results[n][level]
+            cells.append(f"{r['p50']:.1f} / {r['p95']:.1f} / {r['p99']:.1f}, {r['rps']:.0f}, {r['errors']}/{r['requests']}")
+        lines.append(f"| {level} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def check_targets(results: dict[str, dict[str, dict]]) -> list[str]:
+    """The issue's targets, at 4 clients: cosine p50 <= 15 ms, p99 <= 100 ms, no errors, >= 10x seed."""
+    cosine, seed = results["cosine"]["4 clients"], results["seed (task script)"]["4 clients"]
+    checks = [
+        (f"cosine p50 {cosine['p50']:.1f} ms <= 15 ms", cosine["p50"] <= 15),
+        (f"cosine p99 {cosine['p99']:.1f} ms <= 100 ms", cosine["p99"] <= 100),
+        (f"errors {sum(r['errors'] for c in results.values() for r in c.values())} == 0",
+         all(r["errors"] == 0 for c in results.values() for r in c.values())),
+        (f"cosine {cosine['rps']:.0f} req/s >= 10 x seed (task script) {seed['rps']:.1f} req/s",
+         cosine["rps"] >= 10 * seed["rps"]),
+    ]
+    return [f"{'PASS' if ok else 'FAIL'}  {text}" for text, ok in checks]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--requests", type=int, default=300, help="requests per client level (default 300)")
+    parser.add_argument("--clients", type=int, nargs="+", default=[1, 4, 16])
+    parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes per server")
+    parser.add_argument("--max-seconds", type=float, default=120, help="time limit per level")
+    parser.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
+    parser.add_argument("--json", type=Path, help="also write the raw results here")
+    args = parser.parse_args()
+
+    bodies = request_bodies()
+    print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
+          f"{len(bodies)} val rows with 30 options", file=sys.stderr)
+    with tempfile.TemporaryDirectory(prefix="pictorank-api-bench-") as cache_dir:
+        results = {name: run_config(name, CONFIGS[name], bodies, args, cache_dir) for name in args.configs}
+    print(f"load average at end: {os.getloadavg()[0]:.1f}", file=sys.stderr)
+    print(f"## POST /rank, val 30-option rows, {args.workers} worker(s), {args.requests} requests per level\n")
+    print(table(results))
+    if {"cosine", "seed (task script)"} <= set(results) and 4 in args.clients:
+        print("\n" + "\n".join(check_targets(results)))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
