@@ -192,6 +192,7 @@ def _ranker(params: dict[str, Any], config: TrainConfig, n_estimators: int):
 
     return lgb.LGBMRanker(
         objective="lambdarank",
+        metric="map",  # the only metric, so early stopping watches MRR (see _fit)
         n_estimators=n_estimators,
         random_state=config.seed,
         deterministic=True,
@@ -210,7 +211,7 @@ def _fit(model, X: pd.DataFrame, y: np.ndarray, sizes: np.ndarray, X_eval, y_eva
     # MAP@30 with one relevant option per row is exactly MRR: smoother than Hits@1 to stop on.
     model.fit(
         X, y, group=sizes,
-        eval_set=[(X_eval, y_eval)], eval_group=[sizes_eval], eval_metric="map", eval_at=[30],
+        eval_X=(X_eval,), eval_y=(y_eval,), eval_group=[sizes_eval], eval_at=[30],
         callbacks=[lgb.early_stopping(config.early_stopping_rounds, first_metric_only=True, verbose=False)],
     )
     return model
@@ -231,7 +232,7 @@ def cv_select(
                 X[fit_rows], y[fit_rows], sizes[folds % config.cv_folds != k],
                 X[eval_rows], y[eval_rows], sizes[folds % config.cv_folds == k], config,
             )
-            scores.append(model.best_score_["valid_0"]["map@30"])
+            scores.append(next(iter(model.best_score_.values()))["map@30"])
             trees.append(model.best_iteration_)
         results.append({"params": dict(params), "cv_mrr": float(np.mean(scores)), "trees": [int(t) for t in trees]})
         log(f"  CV {params}: MRR {np.mean(scores):.4f} (trees {trees})")

@@ -1,0 +1,70 @@
+"""Feature extraction: named columns in a fixed order, sensible values, nothing tied to ids."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pictorank.features import (
+    FeatureExtractor,
+    _covered_fraction,
+    expand_weights,
+    feature_names,
+    fit_position_weights,
+    synonyms,
+    tokens,
+)
+from pictorank.ranker import Query, to_queries
+
+TOY_TRAIN = [
+    Query(("flower", "sun"), ("sunflower", "car", "bread", "boat"), "sunflower"),
+    Query(("flower", "water, sea"), ("water lily", "car", "bread", "boat"), "water lily"),
+    Query(("vehicle", "water, sea"), ("boat", "car", "bread", "water lily"), "boat"),
+    Query(("vehicle", "road"), ("car", "boat", "bread", "sunflower"), "car"),
+    Query(("flower", "night"), ("night flower", "car", "boat", "bread"), "night flower"),
+]
+
+
+def test_tokens_and_synonyms_split_descriptions():
+    assert tokens("Container, the bowl (holder)") == ["container", "bowl", "holder"]
+    assert synonyms("container, bowl;  pouch") == ["container", "bowl", "pouch"]
+
+
+def test_compound_answers_are_covered_by_their_hint_words():
+    assert _covered_fraction("sunflower", {"sun", "flower"}) == 1.0
+    assert _covered_fraction("sunflower", {"flower"}) == pytest.approx(6 / 9)
+    assert _covered_fraction("car", {"sun"}) == 0.0
+
+
+def test_expand_weights_reuses_the_last_weight():
+    assert expand_weights([0.5, 1.0], 4).tolist() == [0.5, 1.0, 1.0, 1.0]
+
+
+def test_transform_returns_the_named_columns_one_row_per_option(encoder):
+    extractor = FeatureExtractor(encoder).fit(TOY_TRAIN)
+    table = extractor.transform(TOY_TRAIN[:2])
+    assert list(table.columns) == feature_names()
+    assert len(table) == 8
+    assert np.isfinite(table.to_numpy()).all()
+    first = table.iloc[:4]
+    assert first["lex_cover"].tolist()[0] == 1.0  # sunflower = sun + flower
+    assert first["base_rank_joined"].min() == 0 and first["base_gap_joined"].max() == 0
+
+
+def test_unseen_vocabulary_gets_neutral_association_values(encoder):
+    extractor = FeatureExtractor(encoder, min_pair_count=1).fit(TOY_TRAIN)
+    assert extractor.pmi_[("flower", "sunflower")] > 0  # learned from the texts, not from ids
+    table = extractor.transform([Query(("planet", "ring"), ("saturn", "comet"), "saturn")])
+    assert (table["assoc_pmi_max"] == 0).all() and (table["assoc_answer_token_seen"] == 0).all()
+
+
+def test_position_weights_are_learned_per_clue_length(encoder, vocab, train_puzzles):
+    learned = fit_position_weights(to_queries(train_puzzles[:200], vocab), encoder, passes=1)
+    assert set(learned) <= {2, 3, 4} and 2 in learned
+    for bucket, weights in learned.items():
+        assert len(weights) == bucket and max(weights) == 1.0 and min(weights) >= 0
+
+
+def test_transform_needs_fit(encoder):
+    with pytest.raises(RuntimeError, match="not fitted"):
+        FeatureExtractor(encoder).transform(TOY_TRAIN)

@@ -1,0 +1,90 @@
+"""Training procedure: folds grouped by answer, reproducible fine-tuning and LightGBM, the CLI."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from pictorank.cli import main
+from pictorank.finetune import FinetuneParams, finetune, weights_digest
+from pictorank.ranker import to_queries
+from pictorank.train import TrainConfig, answer_folds, fit_ranker_from_tables, labels_and_sizes
+
+
+def test_folds_keep_every_answer_in_one_fold(vocab, train_puzzles):
+    queries = to_queries(train_puzzles, vocab)
+    folds = answer_folds(queries, 3, seed=1)
+    fold_of: dict[str, set[int]] = {}
+    for q, f in zip(queries, folds):
+        fold_of.setdefault(q.answer, set()).add(int(f))
+    assert all(len(f) == 1 for f in fold_of.values())
+    assert sorted(set(folds.tolist())) == [0, 1, 2]
+
+
+def test_labels_mark_the_answer_of_each_group(vocab, val_puzzles):
+    queries = to_queries(val_puzzles[:5], vocab)
+    labels, sizes = labels_and_sizes(queries)
+    assert sizes.sum() == len(labels) and labels.sum() == 5
+
+
+def test_config_round_trips_through_json():
+    config = TrainConfig(folds=2, drop_groups=("lex_",))
+    assert TrainConfig.from_dict(json.loads(json.dumps(config.to_dict()))) == config
+
+
+def test_finetuning_is_reproducible_and_changes_the_weights(base_model, vocab, train_puzzles):
+    queries = to_queries(train_puzzles[:32], vocab)
+    params = FinetuneParams(epochs=1, batch_size=16, hard_negatives=1)
+    first = finetune(copy.deepcopy(base_model), queries, params)
+    second = finetune(copy.deepcopy(base_model), queries, params)
+    assert weights_digest(first) == weights_digest(second) != weights_digest(base_model)
+
+
+def test_lightgbm_training_is_deterministic(small_tables, small_config):
+    quiet = lambda message: None  # noqa: E731
+    one = fit_ranker_from_tables(small_tables, small_config, quiet).booster_.model_to_string()
+    two = fit_ranker_from_tables(small_tables, small_config, quiet).booster_.model_to_string()
+    assert one == two
+
+
+def _slice(source, target, rows: int, drop_answer: bool = False) -> None:
+    with open(source, newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        fields = [c for c in reader.fieldnames if not (drop_answer and c == "answer")]
+        kept = [r for r in reader if r["subtaskID"] == "1"][:rows]
+    with open(target, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(kept)
+
+
+@pytest.mark.slow
+def test_cli_train_writes_a_model_that_evaluate_uses(tmp_path, data_dir, capsys):
+    _slice(data_dir / "train.csv", tmp_path / "train.csv", 150)
+    _slice(data_dir / "val.csv", tmp_path / "val.csv", 40)
+    hints = str(data_dir / "hint_descriptions.csv")
+    common = ["--hints", hints, "--cache-dir", str(tmp_path / "cache"), "--quiet"]
+    args = ["train", "--train", str(tmp_path / "train.csv"), "--val", str(tmp_path / "val.csv"), "--out", str(tmp_path / "m")]
+    assert main(args + common + ["--no-finetune"]) == 0
+    out = capsys.readouterr().out
+    assert "learned position weights" in out and "val score" in out
+    metadata = json.loads((tmp_path / "m" / "metadata.json").read_text())
+    assert len(metadata["training_files"]["train"]["sha256"]) == 64
+    assert {"overall", "by_subtask"} <= set(metadata["val_metrics"])
+    assert main(["evaluate", "--input", str(tmp_path / "val.csv"), "--model", str(tmp_path / "m"), "--json"] + common) == 0
+    assert json.loads(capsys.readouterr().out)["method"] == "learned"
+
+
+def test_cli_train_refuses_a_file_without_answers(tmp_path, data_dir, capsys):
+    _slice(data_dir / "train.csv", tmp_path / "train.csv", 20)
+    _slice(data_dir / "val.csv", tmp_path / "val.csv", 20, drop_answer=True)
+    args = ["train", "--train", str(tmp_path / "train.csv"), "--val", str(tmp_path / "val.csv"),
+            "--hints", str(data_dir / "hint_descriptions.csv"), "--out", str(tmp_path / "m"), "--no-cache", "--quiet"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "val.csv" in err and "answer" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "m").exists()

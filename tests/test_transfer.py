@@ -1,0 +1,37 @@
+"""Transfer: the learned ranker must not depend on Bliss ids or words.
+
+tests/data/emoji is a small hand-written puzzle set over emoji names (not derived from Bliss):
+a model trained on Bliss must rank it at least as well as the unlearned cosine ranker.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pictorank.data import load_hints, load_puzzles
+from pictorank.evaluate import evaluate_rankings
+from pictorank.ranker import CosineRanker, to_queries
+
+EMOJI = Path(__file__).parent / "data" / "emoji"
+
+
+@pytest.fixture(scope="module")
+def emoji():
+    vocab = load_hints(EMOJI / "hint_descriptions.csv")
+    puzzles = load_puzzles(EMOJI / "puzzles.csv", vocab)
+    return puzzles, to_queries(puzzles, vocab)
+
+
+def test_emoji_set_is_a_valid_task_file_with_all_subtasks(emoji):
+    puzzles, _ = emoji
+    assert len(puzzles) >= 30 and {p.subtask_id for p in puzzles} == {1, 2, 3}
+
+
+def test_learned_ranks_an_unseen_vocabulary_at_least_as_well_as_cosine(small_learned, encoder, emoji):
+    puzzles, queries = emoji
+    learned = evaluate_rankings(puzzles, small_learned.rank(queries))["overall"]
+    cosine = evaluate_rankings(puzzles, CosineRanker(encoder).rank(queries))["overall"]
+    assert learned["score"] >= cosine["score"]
+    assert learned["mrr"] >= cosine["mrr"]
