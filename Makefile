@@ -44,7 +44,7 @@ demo: install $(MODEL)/ranker.json
 # Every method side by side on val, as $(REPORT)/report.html; the learned model joins when trained.
 report: install
 	$(BIN)/pictorank compare --input $(DATA)/val.csv --hints $(HINTS) --methods seed cosine \
-		$(if $(wildcard models/default/ranker.json),--models models/default) --report $(REPORT) --quiet
+		$(if $(wildcard $(MODEL)/ranker.json),--models $(MODEL)) --report $(REPORT) --quiet
 
 test: install
 	$(BIN)/python -m pytest -q
