@@ -61,7 +61,7 @@ def request_bodies() -> list[dict[str, Any]]:
 
 def start_server(env_extra: dict[str, str], workers: int, cache_dir: str) -> tuple[subprocess.Popen, str]:
     port = free_port()
-    env = {**os.environ, **env_extra, "HF_HUB_OFFLINE": "1", "PICTORANK_EMBEDDING_CACHE_DIR": cache_dir}
+    env = {**os.environ, **env_extra, "HF_HUB_OFFLINE": "1", "PICTORANK_CACHE_DIR": cache_dir}
     process = subprocess.Popen(
         [PICTORANK, "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,

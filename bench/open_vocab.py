@@ -19,7 +19,6 @@ from pathlib import Path
 
 from pictorank.api.service import build_service
 from pictorank.api.settings import Settings
-from pictorank.cli import default_cache_dir
 from pictorank.data import load_puzzles
 from pictorank.evaluate import evaluate_rankings, summarise
 from pictorank.metrics import answer_rank
@@ -35,8 +34,7 @@ def main() -> None:
     parser.add_argument("--split", default="val")
     args = parser.parse_args()
 
-    settings = Settings(model_dir=args.model, method=args.method, open_vocab_candidates=args.candidates,
-                        embedding_cache_dir=default_cache_dir())
+    settings = Settings(model_dir=args.model, method=args.method, open_vocab_candidates=args.candidates)
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", file=sys.stderr)
     service = build_service(settings)
     puzzles = load_puzzles(settings.data_dir / f"{args.split}.csv", service.vocab)

@@ -29,6 +29,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     overrides = {"MODEL_DIR": args.model, "METHOD": args.method, "HINTS": args.hints,
                  "HOST": args.host, "PORT": args.port, "WORKERS": args.workers}
+    if args.method:  # an explicit method beats a model directory from the environment
+        os.environ.pop("PICTORANK_MODEL_DIR", None)
     for name, value in overrides.items():
         if value is not None:
             os.environ[f"PICTORANK_{name}"] = str(value)

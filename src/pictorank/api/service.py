@@ -173,7 +173,7 @@ class ForgetfulEncoder(Encoder):
 
 def build_service(settings: Settings, encoder: Encoder | None = None, ranker: Ranker | None = None) -> RankingService:
     """Load everything the settings name; `encoder`/`ranker` may be injected (tests, benchmarks)."""
-    encoder = encoder or Encoder(cache_dir=settings.embedding_cache_dir)
+    encoder = encoder or Encoder(cache_dir=settings.cache_dir)
     vocab = load_hints(settings.hints)
     index = _vocabulary_index(settings, encoder)
     # From here on the disk cache is only read: a request that meets new strings should not stall

@@ -11,6 +11,7 @@ Examples::
     PICTORANK_METHOD=seed                  # unlearned method when no model dir is given
     PICTORANK_HINTS=emoji_descriptions.csv # another pictogram vocabulary
     PICTORANK_CORS_ORIGINS='["https://game.example"]'   # lists are JSON
+    PICTORANK_CACHE_DIR=/var/cache/pictorank   # embedding cache, the same variable as the CLI's
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from pictorank.cli import default_cache_dir
 
 
 def bundled_data_dir() -> Path:
@@ -44,7 +47,11 @@ class Settings(BaseSettings):
     word_list: Path | None = Field(None, description="extra candidate words for open-vocabulary mode, one a line")
     game_puzzles: Path | None = Field(None, description="puzzles with answers for the game page at /; default <data_dir>/val.csv")
     open_vocab_candidates: int = Field(100, ge=1, le=1000, description="words the faiss search passes to the ranker")
-    embedding_cache_dir: Path | None = Field(None, description="on-disk embedding cache (speeds up restarts)")
+    cache_dir: Path = Field(
+        default_factory=default_cache_dir,
+        description="on-disk embedding cache, shared with the CLI (default ~/.cache/pictorank): restarts and "
+        "further workers skip encoding the vocabulary",
+    )
     memoize_embeddings: bool = Field(
         True, description="keep every embedding in memory; False re-encodes each string per request, as the "
         "task's baseline script does (only to benchmark that baseline)"
