@@ -16,6 +16,7 @@ mismatched directory is refused with a ModelError instead of ranking with the wr
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -37,6 +38,22 @@ ASSOCIATIONS_FILE = "associations.json"
 REFERENCE_FILE = "reference.npz"
 ENCODER_DIR = "encoder"
 METADATA_FILE = "metadata.json"
+
+
+SMALL_BATCH = 50  # fewer queries than this are scored single-threaded
+_THREADPOOLS = None
+
+
+def _blas_threads(limit: int | None):
+    """A context limiting BLAS threads (threadpoolctl), or doing nothing when `limit` is None."""
+    global _THREADPOOLS
+    if limit is None:
+        return contextlib.nullcontext()
+    if _THREADPOOLS is None:
+        from threadpoolctl import ThreadpoolController
+
+        _THREADPOOLS = ThreadpoolController()
+    return _THREADPOOLS.limit(limits=limit, user_api="blas")
 
 
 def _sha256(path: Path) -> str:
@@ -122,10 +139,12 @@ class LearnedRanker(Ranker):
         self._check_fitted()
         if not queries:
             return []
-        table = self.extractor_.transform(queries)[self.feature_names_]
-        # One thread for a single query: waking a thread pool costs more than 30 rows of trees.
-        threads = 1 if len(table) < 2000 else self.config.num_threads
-        predictions = self.booster_.predict(table.to_numpy(), num_threads=threads)
+        # A few queries (the HTTP service's case) are small matrix products: waking BLAS and
+        # LightGBM thread pools costs more than the work, and far more on a busy machine.
+        small = len(queries) < SMALL_BATCH
+        with _blas_threads(1 if small else None):
+            table = self.extractor_.transform(queries)[self.feature_names_]
+        predictions = self.booster_.predict(table.to_numpy(), num_threads=1 if small else self.config.num_threads)
         bounds = np.cumsum([0] + [len(q.options) for q in queries])
         return [predictions[bounds[i] : bounds[i + 1]] for i in range(len(queries))]
 
