@@ -1,0 +1,220 @@
+"""Batch ranking benchmark: seed vs cosine (cold and warm disk cache), speed, memory and quality.
+
+    .venv/bin/python bench/batch.py            # ranks all of val; about 1-2 minutes
+
+Each method runs in its own fresh Python process, one after another, so that peak memory
+(`ru_maxrss`, which counts torch and the model, unlike tracemalloc) belongs to that method alone.
+
+What is timed ("rank s"): from after the model is loaded to the last ranking, i.e. building the
+ranker and its Encoder (for the warm run: reading the disk cache), encoding, scoring and sorting
+every row, and writing the disk cache. Not timed: imports, model load and reading the CSVs;
+"process s" is the whole subprocess wall time, imports and model load included. "CPU s" is the
+process's CPU time over the timed part: on a machine shared with other jobs, wall time swells
+with their load while CPU time mostly does not, so both are shown.
+
+- seed: the task's baseline, faithful to its script: one row at a time, and no cache of any kind
+  (the Encoder forgets every vector before each call, so every string goes through the model).
+- cosine cold: the default CosineRanker, batch-encoding the distinct strings, with an empty
+  on-disk cache directory (which it fills).
+- cosine warm: a second process reusing that directory: nothing is encoded and the model is never
+  loaded (the Encoder loads it lazily, as the CLI does).
+
+A second table measures cosine settings (joined text vs position-weighted pooling of per-hint
+embeddings) on train and val: the first pictogram (the classifier) is not always the most
+informative one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from pictorank.encoder import Encoder, base_model_version, load_base_model
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "data" / "bliss"
+SETTINGS: dict[str, dict[str, Any]] = {
+    "joined (default)": {"pooling": "joined"},
+    "weighted 1 (equal)": {"pooling": "weighted", "position_weights": [1.0]},
+    "weighted 2,1": {"pooling": "weighted", "position_weights": [2.0, 1.0]},
+    "weighted 0.5,1": {"pooling": "weighted", "position_weights": [0.5, 1.0]},
+    "weighted 0.25,1": {"pooling": "weighted", "position_weights": [0.25, 1.0]},
+    "weighted 0,1 (no first)": {"pooling": "weighted", "position_weights": [0.0, 1.0]},
+    "weighted 1,0 (first only)": {"pooling": "weighted", "position_weights": [1.0, 0.0]},
+}
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process (all threads): unlike wall time, barely changed by other processes."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process so far (Linux reports ru_maxrss in KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def load_split(data: Path, split: str):
+    from pictorank.data import load_hints, load_puzzles
+
+    vocab = load_hints(data / "hint_descriptions.csv")
+    return vocab, load_puzzles(data / f"{split}.csv", vocab)
+
+
+class NoMemoEncoder(Encoder):
+    """An Encoder that forgets every vector before each call: seed gets no cache of any kind."""
+
+    def encode(self, texts: Sequence[str], show_progress: bool = False) -> np.ndarray:
+        self._vectors.clear()
+        return super().encode(texts, show_progress=show_progress)
+
+
+def worker(method: str, split: str, data: Path, cache_dir: str | None) -> dict[str, Any]:
+    """Rank a whole split with one method in this process; timings exclude imports and model load."""
+    from pictorank.ranker import CosineRanker, SeedRanker, rank_puzzles
+
+    vocab, puzzles = load_split(data, split)
+    model_seconds = 0.0
+    model = None
+    if method != "cosine-warm":  # the warm run must not need the model: it is loaded lazily
+        started = time.perf_counter()
+        model = load_base_model()
+        model.encode(["warm-up"])  # first-call overhead is part of loading, not of ranking
+        model_seconds = time.perf_counter() - started
+    rss_before = peak_rss_mb()
+
+    started, cpu_started = time.perf_counter(), cpu_seconds()
+    if method == "seed":
+        encoder = NoMemoEncoder(model=model, model_id=base_model_version())
+        ranker = SeedRanker(encoder)
+    else:
+        encoder = Encoder(model=model, model_id=base_model_version(), cache_dir=cache_dir)
+        ranker = CosineRanker(encoder)
+    rankings = rank_puzzles(ranker, puzzles, vocab)
+    seconds, cpu = time.perf_counter() - started, cpu_seconds() - cpu_started
+
+    return {
+        "method": method,
+        "rows": len(puzzles),
+        "model_load_s": model_seconds,
+        "model_loaded": encoder._model is not None,
+        "rank_s": seconds,
+        "cpu_s": cpu,
+        "encoded": encoder.encoded_count,
+        "peak_rss_mb": peak_rss_mb(),
+        "rss_growth_mb": peak_rss_mb() - rss_before,
+        "rankings": rankings,
+    }
+
+
+def settings_worker(data: Path, cache_dir: str | None) -> dict[str, Any]:
+    """Quality of each cosine setting on train and val (the disk cache spares re-encoding)."""
+    from pictorank.evaluate import evaluate_rankings
+    from pictorank.ranker import CosineRanker, rank_puzzles
+
+    encoder = Encoder(model_id=base_model_version(), cache_dir=cache_dir)
+    results: dict[str, Any] = {}
+    for split in ("train", "val"):
+        vocab, puzzles = load_split(data, split)
+        for name, params in SETTINGS.items():
+            rankings = rank_puzzles(CosineRanker(encoder, **params), puzzles, vocab)
+            results.setdefault(name, {})[split] = evaluate_rankings(puzzles, rankings)["overall"]
+    return results
+
+
+def run_in_subprocess(args: list[str]) -> tuple[dict[str, Any], float]:
+    """Run this script as a worker in a fresh interpreter; returns its JSON and wall seconds."""
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, __file__, *args], capture_output=True, text=True, env=env, check=False
+    )
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        sys.exit(f"worker {args} failed:\n{done.stderr}")
+    return json.loads(done.stdout), seconds
+
+
+def speed_table(runs: list[dict[str, Any]]) -> str:
+    seed_rate, seed_cpu = runs[0]["rows"] / runs[0]["rank_s"], runs[0]["cpu_s"]
+    header = (
+        f"| {'method':<12} | rows | rank s | rows/s | vs seed | CPU s | vs seed (CPU) | strings encoded "
+        f"| model loaded | process s | peak RSS MB | RSS growth MB |"
+    )
+    lines = [header, "|" + "|".join("-" * (len(c)) for c in header.split("|")[1:-1]) + "|"]
+    for run in runs:
+        rate = run["rows"] / run["rank_s"]
+        lines.append(
+            f"| {run['method']:<12} | {run['rows']:>4} | {run['rank_s']:>6.2f} | {rate:>6.0f} "
+            f"| {rate / seed_rate:>6.1f}x | {run['cpu_s']:>5.2f} | {seed_cpu / max(run['cpu_s'], 1e-6):>12.1f}x "
+            f"| {run['encoded']:>15} | {'yes' if run['model_loaded'] else 'no':>12} "
+            f"| {run['process_s']:>9.1f} | {run['peak_rss_mb']:>11.0f} | {run['rss_growth_mb']:>13.0f} |"
+        )
+    return "\n".join(lines)
+
+
+def settings_table(results: dict[str, Any]) -> str:
+    header = f"| {'cosine setting':<26} | train score | train hits@1 | train mrr | val score | val hits@1 | val mrr |"
+    lines = [header, "|" + "|".join("-" * (len(c)) for c in header.split("|")[1:-1]) + "|"]
+    for name, by_split in results.items():
+        train, val = by_split["train"], by_split["val"]
+        lines.append(
+            f"| {name:<26} | {train['score']:>11.4f} | {train['hits@1']:>12.4f} | {train['mrr']:>9.4f} "
+            f"| {val['score']:>9.4f} | {val['hits@1']:>10.4f} | {val['mrr']:>7.4f} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--split", default="val", help="file of --data to rank for the speed table (default: val)")
+    parser.add_argument("--data", type=Path, default=DATA, help="directory with the task's CSV files")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--cache-dir", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+
+    if args.worker == "settings":
+        print(json.dumps(settings_worker(args.data, args.cache_dir)))
+        return
+    if args.worker:
+        print(json.dumps(worker(args.worker, args.split, args.data, args.cache_dir)))
+        return
+
+    from pictorank.evaluate import evaluate_rankings, format_table
+
+    _, puzzles = load_split(args.data, args.split)
+    print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", file=sys.stderr)
+    with tempfile.TemporaryDirectory(prefix="pictorank-bench-") as cache_dir:
+        runs = []
+        for method in ("seed", "cosine-cold", "cosine-warm"):
+            print(f"running {method} ...", file=sys.stderr)
+            result, process_seconds = run_in_subprocess(
+                ["--worker", method, "--split", args.split, "--data", str(args.data), "--cache-dir", cache_dir]
+            )
+            result["process_s"] = process_seconds
+            runs.append(result)
+        print("running cosine settings on train and val ...", file=sys.stderr)
+        settings, _ = run_in_subprocess(["--worker", "settings", "--data", str(args.data), "--cache-dir", cache_dir])
+    print(f"load average at end: {os.getloadavg()[0]:.1f}", file=sys.stderr)
+
+    print(f"## Speed and memory: all {len(puzzles)} rows of {args.split}\n")
+    print(speed_table(runs))
+    print(f"\n## Quality on {args.split}\n")
+    print(format_table({run["method"]: evaluate_rankings(puzzles, run["rankings"]) for run in runs}))
+    print("\n## Cosine settings (quality)\n")
+    print(settings_table(settings))
+
+
+if __name__ == "__main__":
+    main()
