@@ -219,3 +219,30 @@ def test_without_memo_every_request_encodes_again(encoder) -> None:
     assert first == second and first[0].ranking[0] == "sunflower"
     assert service.encoder.encoded_count - before == 2 * 3  # template + 2 options, twice
     assert service.model_name.startswith("seed") and "no embedding memo" in service.model_name
+
+
+def test_saved_vocabulary_index_is_loaded_from_the_model_dir(tmp_path, encoder, api_service) -> None:
+    from pictorank.api.service import INDEX_FILE, build_service
+    from pictorank.ranker import CosineRanker
+
+    model_dir = tmp_path / "model"
+    CosineRanker(encoder=encoder).save(model_dir)
+    api_service.index.save(model_dir)
+    assert (model_dir / INDEX_FILE).is_file()
+    # No vocabulary files at all: the words can only come from the saved index.
+    service = build_service(Settings(model_dir=model_dir, vocabulary_files=[]), encoder=encoder)
+    assert service.index.words == api_service.index.words and service.model_name.startswith("cosine:model")
+    clue = (["animal", "water"], None)
+    assert service.rank([clue]) == api_service.rank([clue])
+
+
+def test_concurrent_requests_get_their_own_answers(api_client: TestClient) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    bodies = [{"hint_texts": [f"colour {i}", "flower"], "options": ["red rose", "blue sea", f"number {i}"]}
+              for i in range(24)]
+    expected = [api_client.post("/rank", json=b).json()["ranking"] for b in bodies]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        responses = list(pool.map(lambda b: api_client.post("/rank", json=b), bodies))
+    assert [r.status_code for r in responses] == [200] * len(bodies)
+    assert [r.json()["ranking"] for r in responses] == expected

@@ -67,8 +67,26 @@ def test_serve_answers_over_real_http(tmp_path: Path) -> None:
     assert process.returncode == 0, (tmp_path / "server.log").read_text()[-2000:]
 
 
-@pytest.mark.parametrize("args", [["--model", "no/such/model"], ["--hints", "no/such/hints.csv"]])
-def test_serve_refuses_missing_files_in_one_line(args: list[str]) -> None:
-    result = subprocess.run([*PICTORANK, "serve", *args], capture_output=True, text=True, timeout=60)
-    assert result.returncode == 2
-    assert result.stderr.count("\n") == 1 and "no/such" in result.stderr and "Traceback" not in result.stderr
+@pytest.mark.parametrize(
+    "args,env,named",
+    [
+        (["--model", "no/such/model"], {}, "no/such/model"),
+        (["--hints", "no/such/hints.csv"], {}, "no/such/hints.csv"),
+        (["--model", "{corrupt}"], {}, "ranker.json"),
+        ([], {"PICTORANK_METHOD": "bogus"}, "PICTORANK_METHOD"),
+        ([], {"PICTORANK_WORD_LIST": "{binary}"}, "word list"),
+    ],
+)
+def test_serve_refuses_bad_settings_in_one_line(tmp_path: Path, args: list[str], env: dict, named: str) -> None:
+    corrupt = tmp_path / "model"
+    corrupt.mkdir()
+    (corrupt / "ranker.json").write_text("{not json")
+    binary = tmp_path / "words.txt"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    fill = {"{corrupt}": str(corrupt), "{binary}": str(binary)}
+    args = [fill.get(a, a) for a in args]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", **{k: fill.get(v, v) for k, v in env.items()}}
+    result = subprocess.run([*PICTORANK, "serve", "--port", str(free_port()), *args],
+                            capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert result.stderr.count("\n") == 1 and named in result.stderr and "Traceback" not in result.stderr

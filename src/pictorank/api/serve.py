@@ -25,28 +25,45 @@ def add_serve_parser(commands: "argparse._SubParsersAction") -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from pictorank.api.settings import Settings
+    settings = _settings_from(args)
+    _check_paths(settings)
+    if settings.workers == 1:
+        # One process: load the model here, before listening, so a bad model or data file ends
+        # with a one-line error (exit 2) rather than a traceback from inside uvicorn.
+        from pictorank.api.app import create_app
+        from pictorank.api.service import build_service
 
-    overrides = {"MODEL_DIR": args.model, "METHOD": args.method, "HINTS": args.hints,
-                 "HOST": args.host, "PORT": args.port, "WORKERS": args.workers}
+        app = create_app(settings, service=build_service(settings))
+        uvicorn.run(app, host=settings.host, port=settings.port, log_level="info")
+    else:
+        # Each worker process builds its own app (and loads its own model) from the environment.
+        uvicorn.run("pictorank.api.app:create_app", factory=True, host=settings.host, port=settings.port,
+                    workers=settings.workers, log_level="info")
+    return 0
+
+
+def _settings_from(args: argparse.Namespace) -> "Settings":  # noqa: F821
+    """Settings from the environment with the command-line options written into it."""
+    from pydantic import ValidationError
+
+    from pictorank.api.settings import Settings
+    from pictorank.data import DataError
+
     if args.method:  # an explicit method beats a model directory from the environment
         os.environ.pop("PICTORANK_MODEL_DIR", None)
+    overrides = {"MODEL_DIR": args.model, "METHOD": args.method, "HINTS": args.hints,
+                 "HOST": args.host, "PORT": args.port, "WORKERS": args.workers}
     for name, value in overrides.items():
         if value is not None:
             os.environ[f"PICTORANK_{name}"] = str(value)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    settings = Settings()  # fail here, once, on a bad setting, not in every worker
-    _check_paths(settings)
-    uvicorn.run(
-        "pictorank.api.app:create_app",
-        factory=True,
-        host=settings.host,
-        port=settings.port,
-        workers=settings.workers,
-        log_level="info",
-    )
-    return 0
+    try:
+        return Settings()
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        variable = "PICTORANK_" + "_".join(str(part) for part in error["loc"][:1]).upper()
+        raise DataError("settings", None, variable, error["msg"]) from None
 
 
 def _check_paths(settings: "Settings") -> None:  # noqa: F821

@@ -17,9 +17,18 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from pictorank.api.settings import Settings
-from pictorank.data import HintVocabulary, load_hints, load_puzzles
+from pictorank.data import DataError, HintVocabulary, load_hints, load_puzzles
 from pictorank.encoder import Encoder
-from pictorank.ranker import ModelError, Query, Ranker, joined_text, load_ranker, make_ranker
+from pictorank.ranker import (
+    CosineRanker,
+    ModelError,
+    Query,
+    Ranker,
+    SeedRanker,
+    joined_text,
+    load_ranker,
+    make_ranker,
+)
 
 INDEX_FILE = "vocabulary.faiss"
 WORDS_FILE = "vocabulary.txt"
@@ -78,7 +87,11 @@ def vocabulary_words(puzzle_files: Sequence[Path], word_list: Path | None) -> li
         for puzzle in load_puzzles(path):
             words.update(puzzle.options)
     if word_list is not None:
-        words.update(line.strip() for line in word_list.read_text(encoding="utf-8").splitlines() if line.strip())
+        try:
+            lines = word_list.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise DataError(word_list, None, None, f"cannot read the word list ({exc})") from None
+        words.update(line.strip() for line in lines if line.strip() and "|" not in line)
     return sorted(words)
 
 
@@ -172,27 +185,33 @@ class ForgetfulEncoder(Encoder):
 
 
 def build_service(settings: Settings, encoder: Encoder | None = None, ranker: Ranker | None = None) -> RankingService:
-    """Load everything the settings name; `encoder`/`ranker` may be injected (tests, benchmarks)."""
+    """Load everything the settings name; `encoder`/`ranker` may be injected (tests, benchmarks).
+
+    The cheap checks come first (hint file, model config), so a bad setting fails in a second,
+    not after the model has loaded and the vocabulary has been encoded.
+    """
     encoder = encoder or Encoder(cache_dir=settings.cache_dir)
     vocab = load_hints(settings.hints)
-    index = _vocabulary_index(settings, encoder)
-    # From here on the disk cache is only read: a request that meets new strings should not stall
-    # on rewriting the cache file.
-    encoder.cache_dir = None
-    if not settings.memoize_embeddings:
-        encoder = ForgetfulEncoder(model=encoder.model, model_id=encoder.model_id)
+    words = vocabulary_words(settings.vocabulary_files, settings.word_list)
     if ranker is None:
         if settings.model_dir is not None:
             ranker = load_ranker(settings.model_dir, encoder=encoder)
         else:
             ranker = make_ranker(settings.method, encoder=encoder)
+    index = _vocabulary_index(settings, words, encoder)
+    # From here on the disk cache is only read: a request that meets new strings should not stall
+    # on rewriting the cache file.
+    encoder.cache_dir = None
     name = model_name(ranker, settings.model_dir, encoder)
     if not settings.memoize_embeddings:
+        if not isinstance(ranker, (SeedRanker, CosineRanker)):
+            raise ModelError(f"memoize_embeddings=false is only for the unlearned methods, not {ranker.method!r}")
+        ranker.encoder = encoder = ForgetfulEncoder(model=encoder.model, model_id=encoder.model_id)
         name += " [no embedding memo]"
     return RankingService(ranker, vocab, index, encoder, name, settings.open_vocab_candidates)
 
 
-def _vocabulary_index(settings: Settings, encoder: Encoder) -> VocabularyIndex:
+def _vocabulary_index(settings: Settings, words: list[str], encoder: Encoder) -> VocabularyIndex:
     """The model directory's saved index when it has one, else built from the settings' words."""
     if settings.model_dir is not None and (Path(settings.model_dir) / INDEX_FILE).is_file():
         index = VocabularyIndex.load(Path(settings.model_dir))
@@ -201,4 +220,4 @@ def _vocabulary_index(settings: Settings, encoder: Encoder) -> VocabularyIndex:
                 f"{settings.model_dir / INDEX_FILE}: {index.index.d}-d vectors, the encoder makes {encoder.dimension}-d"
             )
         return index
-    return VocabularyIndex.build(vocabulary_words(settings.vocabulary_files, settings.word_list), encoder)
+    return VocabularyIndex.build(words, encoder)
