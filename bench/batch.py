@@ -35,9 +35,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Sequence
-
-import numpy as np
+from typing import Any
 
 from pictorank.encoder import Encoder, base_model_version, load_base_model
 
@@ -72,14 +70,6 @@ def load_split(data: Path, split: str):
     return vocab, load_puzzles(data / f"{split}.csv", vocab)
 
 
-class NoMemoEncoder(Encoder):
-    """An Encoder that forgets every vector before each call: seed gets no cache of any kind."""
-
-    def encode(self, texts: Sequence[str], show_progress: bool = False) -> np.ndarray:
-        self._vectors.clear()
-        return super().encode(texts, show_progress=show_progress)
-
-
 def worker(method: str, split: str, data: Path, cache_dir: str | None) -> dict[str, Any]:
     """Rank a whole split with one method in this process; timings exclude imports and model load."""
     from pictorank.ranker import CosineRanker, SeedRanker, rank_puzzles
@@ -96,7 +86,7 @@ def worker(method: str, split: str, data: Path, cache_dir: str | None) -> dict[s
 
     started, cpu_started = time.perf_counter(), cpu_seconds()
     if method == "seed":
-        encoder = NoMemoEncoder(model=model, model_id=base_model_version())
+        encoder = Encoder(model=model, model_id=base_model_version(), memoize=False)
         ranker = SeedRanker(encoder)
     else:
         encoder = Encoder(model=model, model_id=base_model_version(), cache_dir=cache_dir)

@@ -131,3 +131,15 @@ def test_seed_ranker_persists_every_string(tmp_path: Path) -> None:
     reloaded = Encoder(model=StubModel(fail=True), model_id="stub", cache_dir=tmp_path)
     SeedRanker(reloaded).rank(queries)
     assert reloaded.encoded_count == 0
+
+
+def test_without_memo_every_call_goes_through_the_model(tmp_path: Path) -> None:
+    """memoize=False is how the task's baseline works (bench/batch.py measures it)."""
+    model = StubModel()
+    encoder = Encoder(model=model, model_id="stub", memoize=False)
+    first = encoder.encode(["a", "b"])
+    np.testing.assert_array_equal(encoder.encode(["a", "b"]), first)
+    assert model.calls == [["a", "b"], ["a", "b"]]
+    assert encoder.encoded_count == 4
+    with pytest.raises(ValueError, match="cannot use a disk cache"):
+        Encoder(model=model, model_id="stub", cache_dir=tmp_path, memoize=False)

@@ -71,6 +71,9 @@ class Encoder:
     batch_size : strings per forward pass. Batching is what makes encoding fast on a CPU, but
                  past ~32 short strings it stops helping: encoding val's 1,107 distinct strings
                  took 4.7 s of CPU at 32, 5.3 s at 64 and 5.7-6.4 s at 128 (bench/batch.py).
+    memoize : False forgets every vector before each call, so every string goes through the
+              model every time, as the task's baseline script works: only to measure that
+              baseline (bench/batch.py); it cannot be combined with a disk cache.
     """
 
     def __init__(
@@ -79,11 +82,15 @@ class Encoder:
         model_id: str | None = None,
         cache_dir: str | os.PathLike | None = None,
         batch_size: int = 32,
+        memoize: bool = True,
     ) -> None:
+        if not memoize and cache_dir is not None:
+            raise ValueError("memoize=False re-encodes every call; it cannot use a disk cache")
         self._model = model
         self.model_id = model_id or (base_model_version() if model is None else "custom")
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.batch_size = batch_size
+        self.memoize = memoize
         self._vectors: dict[str, np.ndarray] = {}
         self.encoded_count = 0  # strings sent through the model: what the cache saves
         self._unsaved = 0  # encoded strings not yet in the disk cache
@@ -101,6 +108,8 @@ class Encoder:
 
     def encode(self, texts: Sequence[str], show_progress: bool = False) -> np.ndarray:
         """Embeddings of `texts` (rows in order, float32, unit length), encoding only new strings."""
+        if not self.memoize:
+            self._vectors.clear()
         missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
         if missing:
             vectors = self.model.encode(
