@@ -62,7 +62,8 @@ def test_top_level_help(capsys: pytest.CaptureFixture[str]) -> None:
     for name in ("predict", "evaluate", "validate"):
         assert name in out
     (commands,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
-    assert all(choice.help for choice in commands._choices_actions)
+    for choice in commands._choices_actions:  # each subcommand listed with a one-line help
+        assert choice.help and f"{choice.dest}" in out
 
 
 @pytest.mark.parametrize("name", sorted(subcommands()))
