@@ -60,8 +60,9 @@ def server(tmp_path_factory):
     url = f"http://127.0.0.1:{port}"
     log = tmp_path_factory.mktemp("serve") / "serve.log"
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-    # The same on-disk embedding cache as `make`: a second run starts in seconds.
-    env.setdefault("PICTORANK_EMBEDDING_CACHE_DIR", env.get("PICTORANK_CACHE_DIR", str(ROOT / ".cache" / "embeddings")))
+    # The same on-disk embedding cache as `make` (the service and the CLI share PICTORANK_CACHE_DIR):
+    # a second run starts in seconds.
+    env.setdefault("PICTORANK_CACHE_DIR", str(ROOT / ".cache" / "embeddings"))
     with open(log, "w") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "pictorank.cli", "serve", "--host", "127.0.0.1", "--port", str(port)],
