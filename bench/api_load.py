@@ -1,6 +1,6 @@
 """HTTP load benchmark: `pictorank serve` as a real uvicorn process, real val puzzles, N clients.
 
-    .venv/bin/python bench/api_load.py [--requests 300] [--clients 1 4 16] [--workers 1]
+    .venv/bin/python bench/api_load.py [--requests 300] [--clients 1 4 16] [--workers 1] [--model DIR]
 
 Every configuration runs in its own server process on a free 127.0.0.1 port, one after another:
 
@@ -8,6 +8,7 @@ Every configuration runs in its own server process on a free 127.0.0.1 port, one
 - seed (task script): the task's baseline as its script works, every string re-encoded per
   request (PICTORANK_MEMOIZE_EMBEDDINGS=false): the reference the targets compare against.
 - seed (memo): the same baseline with the service's memo, to show what the memo alone is worth.
+- model NAME: each `--model DIR` given (e.g. the learned model), served as `PICTORANK_MODEL_DIR`.
 
 Requests are the 30-option rows of val (subtask 3), POST /rank with top_k 10. Each server is first
 warmed with one pass over all of them (4 clients; reported as "first pass": every clue is new to
@@ -174,14 +175,17 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes per server")
     parser.add_argument("--max-seconds", type=float, default=120, help="time limit per level")
     parser.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
+    parser.add_argument("--model", type=Path, action="append", default=[], help="also serve this model directory")
     parser.add_argument("--json", type=Path, help="also write the raw results here")
     args = parser.parse_args()
+    configs = {name: CONFIGS[name] for name in args.configs}
+    configs.update({f"model {d.name}": {"PICTORANK_MODEL_DIR": str(d.resolve())} for d in args.model})
 
     bodies = request_bodies()
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
           f"{len(bodies)} val rows with 30 options", file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix="pictorank-api-bench-") as cache_dir:
-        results = {name: run_config(name, CONFIGS[name], bodies, args, cache_dir) for name in args.configs}
+        results = {name: run_config(name, env, bodies, args, cache_dir) for name, env in configs.items()}
     print(f"load average at end: {os.getloadavg()[0]:.1f}", file=sys.stderr)
     print(f"## POST /rank, val 30-option rows, {args.workers} worker(s), {args.requests} requests per level\n")
     print(table(results))

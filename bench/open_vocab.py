@@ -32,11 +32,18 @@ def main() -> None:
     parser.add_argument("--method", default="cosine", choices=("cosine", "seed"))
     parser.add_argument("--candidates", type=int, default=100, help="words taken from the index (service default 100)")
     parser.add_argument("--split", default="val")
+    parser.add_argument("--save-index", action="store_true",
+                        help="write the index into --model DIR, where the service then loads it instead of encoding the words")
     args = parser.parse_args()
+    if args.save_index and args.model is None:
+        parser.error("--save-index needs --model DIR")
 
     settings = Settings(model_dir=args.model, method=args.method, open_vocab_candidates=args.candidates)
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", file=sys.stderr)
     service = build_service(settings)
+    if args.save_index:
+        service.index.save(args.model)
+        print(f"wrote {args.model / 'vocabulary.faiss'} and vocabulary.txt", file=sys.stderr)
     puzzles = load_puzzles(settings.data_dir / f"{args.split}.csv", service.vocab)
     clues = [service.describe(p.hints) for p in puzzles]
 

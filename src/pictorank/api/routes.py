@@ -27,6 +27,7 @@ ERRORS = {
     413: {"model": ErrorResponse, "description": "request body too large"},
     415: {"model": ErrorResponse, "description": "the body is not application/json"},
     422: {"model": ErrorResponse, "description": "invalid request: `detail` names each field and why"},
+    503: {"model": ErrorResponse, "description": "the model is still loading"},
 }
 
 
