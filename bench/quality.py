@@ -22,6 +22,7 @@ puzzles of tests/data/emoji, an unrelated vocabulary, ranked by the learned mode
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import sys
@@ -111,8 +112,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(format_table(results))
     print()
     print(timing_table(timings))
+    reused = tables.seconds["finetuned_encoders_reused_from_cache"]
     print(f"\nshared by the learned rows: fine-tuning + OOF features + final encoder and val features: {shared:.0f} s "
-          f"({', '.join(f'{k} {v:.0f} s' for k, v in tables.seconds.items())}; cached fine-tuned encoders are reused)")
+          f"(OOF {tables.seconds['oof']:.0f} s, final {tables.seconds['final_features']:.0f} s; "
+          f"{reused} of {config.folds + 1} fine-tuned encoders reused from the cache)")
+    trained = ROOT / "models" / "default" / "metadata.json"
+    if trained.is_file():
+        meta = json.loads(trained.read_text())
+        print(f"models/default (pictorank train): {meta['seconds']['total_training']:.0f} s in total, "
+              f"{meta['seconds'].get('finetuned_encoders_reused_from_cache', '?')} fine-tuned encoders reused from the cache")
     print(f"learned position weights (by clue length): {learned.extractor_.position_weights_}")
 
     emoji_vocab = load_hints(EMOJI / "hint_descriptions.csv")

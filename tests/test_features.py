@@ -53,9 +53,23 @@ def test_transform_returns_the_named_columns_one_row_per_option(encoder):
 
 def test_unseen_vocabulary_gets_neutral_association_values(encoder):
     extractor = FeatureExtractor(encoder, min_pair_count=1).fit(TOY_TRAIN)
-    assert extractor.pmi_[("flower", "sunflower")] > 0  # learned from the texts, not from ids
+    stats = extractor.token_stats_
+    assert stats.option_values({"flower"}, "garden bed", 1)[0] == 0  # no train answer says 'bed'
+    assert stats.option_values({"flower"}, "wild flower", 1)[0] > 0  # 'night flower': texts, not ids
     table = extractor.transform([Query(("planet", "ring"), ("saturn", "comet"), "saturn")])
     assert (table["assoc_pmi_max"] == 0).all() and (table["assoc_answer_token_seen"] == 0).all()
+
+
+def test_an_option_that_is_a_train_answer_does_not_see_its_own_clue(encoder):
+    """On out-of-fold rows the wrong options are answers of the fitted folds: their own rows
+    must not count, or 'seen in train' would mean 'wrong' (never true on val/test)."""
+    small = dict(min_pair_count=1, neighbours=2, hub_k=2)  # fewer than the 4 rows left
+    extractor = FeatureExtractor(encoder, **small).fit(TOY_TRAIN)
+    own = extractor.transform([Query(("flower", "night"), ("night flower", "moon"))])
+    fresh = FeatureExtractor(encoder, **small).fit(TOY_TRAIN[:4])
+    without = fresh.transform([Query(("flower", "night"), ("night flower", "moon"))])
+    for column in ("assoc_pmi_max", "assoc_answer_token_seen", "assoc_knn_weighted", "hub_option"):
+        assert own[column].iloc[0] == pytest.approx(without[column].iloc[0], abs=1e-6), column
 
 
 def test_position_weights_are_learned_per_clue_length(encoder, vocab, train_puzzles):

@@ -143,6 +143,64 @@ class _Reference:
 
     clue_vectors: np.ndarray
     answer_vectors: np.ndarray
+    answers: list[str]
+
+    def rows_of(self, answer: str) -> list[int]:
+        """Reference rows whose answer is `answer` (memoised index)."""
+        index = self.__dict__.get("_index")
+        if index is None:
+            index = {}
+            for i, a in enumerate(self.answers):
+                index.setdefault(a, []).append(i)
+            self._index = index
+        return index.get(answer, [])
+
+
+@dataclass
+class _TokenStats:
+    """Co-occurrence counts of description tokens and answer tokens over train clues.
+
+    `answer_hints` keeps each answer's clue tokens so that the rows answering an option can be
+    taken out of the counts when that option is scored (see FeatureExtractor docs).
+    """
+
+    rows: int = 0
+    hint_counts: dict[str, int] = field(default_factory=dict)
+    answer_counts: dict[str, int] = field(default_factory=dict)
+    pair_counts: dict[tuple[str, str], int] = field(default_factory=dict)
+    answer_hints: dict[str, list[list[str]]] = field(default_factory=dict)
+
+    @classmethod
+    def count(cls, train: Sequence[Query]) -> "_TokenStats":
+        hint_counts: Counter[str] = Counter()
+        answer_counts: Counter[str] = Counter()
+        pair_counts: Counter[tuple[str, str]] = Counter()
+        answer_hints: dict[str, list[list[str]]] = {}
+        for q in train:
+            hint_tokens = sorted({t for h in q.hints for t in tokens(h)})
+            answer_tokens = set(tokens(q.answer))
+            hint_counts.update(hint_tokens)
+            answer_counts.update(answer_tokens)
+            pair_counts.update(product(hint_tokens, answer_tokens))
+            answer_hints.setdefault(q.answer, []).append(hint_tokens)
+        return cls(len(train), dict(hint_counts), dict(answer_counts), dict(pair_counts), answer_hints)
+
+    def option_values(self, hint_tokens: set[str], option: str, min_pair_count: int) -> tuple[float, float, float]:
+        """(max PMI, sum of PMI, log count of the option's tokens among answers), without the
+        train rows whose answer is `option` itself."""
+        own = [set(h) for h in self.answer_hints.get(option, [])]
+        n = self.rows - len(own)
+        option_tokens = set(tokens(option))
+        values = []
+        for h in hint_tokens:
+            own_h = sum(h in o for o in own)
+            for a in option_tokens:
+                c = self.pair_counts.get((h, a), 0) - own_h
+                if c < min_pair_count:
+                    continue
+                values.append(math.log(c * n / ((self.hint_counts[h] - own_h) * (self.answer_counts[a] - len(own)))))
+        seen = max((self.answer_counts.get(a, 0) - len(own) for a in option_tokens), default=0)
+        return (max(values) if values else 0.0), float(sum(values)), math.log1p(max(seen, 0))
 
 
 @dataclass
@@ -158,6 +216,12 @@ class FeatureExtractor:
     hub_k : nearest train clues averaged for an option's hubness.
     min_pair_count : a (description token, answer token) pair must co-occur this often in
         train to get a PMI; rarer pairs are noise.
+
+    Train rows whose answer is the option being scored are left out of every association
+    feature of that option. Why: options are drawn from the answers of the same split, so on
+    out-of-fold train rows the wrong options are answers of the fitted folds (their own clue is
+    in the tables), while the right one never is; on val/test no option is a train answer.
+    Without this, LightGBM learns "seen in train = wrong", which is false at prediction time.
     """
 
     base_encoder: Encoder
@@ -166,8 +230,7 @@ class FeatureExtractor:
     hub_k: int = 10
     min_pair_count: int = 2
     position_weights_: dict[int, list[float]] = field(default_factory=dict)
-    pmi_: dict[tuple[str, str], float] = field(default_factory=dict)
-    answer_token_counts_: dict[str, int] = field(default_factory=dict)
+    token_stats_: _TokenStats = field(default_factory=_TokenStats)
     reference_: _Reference | None = None
 
     # -- fit ----------------------------------------------------------------------------------
@@ -177,30 +240,12 @@ class FeatureExtractor:
         if not train:
             raise ValueError("FeatureExtractor.fit needs queries with answers")
         self.position_weights_ = position_weights or fit_position_weights(train, self.base_encoder)
-        self._fit_pmi(train)
+        self.token_stats_ = _TokenStats.count(train)
         clues = self.base_encoder.encode([joined_text(q.hints) for q in train])
         answers = self.base_encoder.encode([q.answer for q in train])
-        self.reference_ = _Reference(clues, answers)
+        self.reference_ = _Reference(clues, answers, [q.answer for q in train])
         self._hub_cache = {}
         return self
-
-    def _fit_pmi(self, train: Sequence[Query]) -> None:
-        hint_counts: Counter[str] = Counter()
-        answer_counts: Counter[str] = Counter()
-        pair_counts: Counter[tuple[str, str]] = Counter()
-        for q in train:
-            hint_tokens = {t for h in q.hints for t in tokens(h)}
-            answer_tokens = set(tokens(q.answer))
-            hint_counts.update(hint_tokens)
-            answer_counts.update(answer_tokens)
-            pair_counts.update(product(hint_tokens, answer_tokens))
-        n = len(train)
-        self.pmi_ = {
-            (h, a): math.log(c * n / (hint_counts[h] * answer_counts[a]))
-            for (h, a), c in pair_counts.items()
-            if c >= self.min_pair_count
-        }
-        self.answer_token_counts_ = dict(answer_counts)
 
     # -- transform ----------------------------------------------------------------------------
     def _encoders(self) -> dict[str, Encoder]:
@@ -227,6 +272,8 @@ class FeatureExtractor:
         if not missing:
             return
         option_clue = self.base_encoder.encode(missing) @ self.reference_.clue_vectors.T
+        for i, option in enumerate(missing):
+            option_clue[i, self.reference_.rows_of(option)] = -1.0  # not its own clue
         h = min(self.hub_k, option_clue.shape[1])
         cache.update(zip(missing, np.partition(option_clue, -h, axis=1)[:, -h:].mean(axis=1).tolist()))
 
@@ -299,15 +346,14 @@ class FeatureExtractor:
         pmi_sum = np.zeros(len(q.options))
         seen = np.zeros(len(q.options))
         for i, option in enumerate(q.options):
-            opt_tokens = set(tokens(option))
-            values = [self.pmi_[(h, a)] for h in hint_tokens for a in opt_tokens if (h, a) in self.pmi_]
-            pmi_max[i] = max(values) if values else 0.0
-            pmi_sum[i] = sum(values)
-            seen[i] = math.log1p(max((self.answer_token_counts_.get(a, 0) for a in opt_tokens), default=0))
+            pmi_max[i], pmi_sum[i], seen[i] = self.token_stats_.option_values(hint_tokens, option, self.min_pair_count)
         options = self.base_encoder.encode(list(q.options))
         clue = self.base_encoder.encode([joined_text(q.hints)])[0]
-        # Train clues that look like this one vote for options resembling their answers.
+        # Train clues that look like this one vote for options resembling their answers
+        # (clues answered by one of the options are left out, see the class docs).
         clue_sims = ref.clue_vectors @ clue
+        for option in q.options:
+            clue_sims[ref.rows_of(option)] = -1.0
         k = min(self.neighbours, len(clue_sims))
         nearest = np.argpartition(-clue_sims, k - 1)[:k]
         weights = np.exp((clue_sims[nearest] - clue_sims[nearest].max()) / 0.05)

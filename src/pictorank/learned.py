@@ -8,7 +8,7 @@ mismatched directory is refused with a ModelError instead of ranking with the wr
     model.txt          the LightGBM booster (text format)
     features.json      feature names in the order the booster expects
     pooling.json       learned position weights (by clue length)
-    associations.json  token PMI table and answer-token counts learned from train
+    associations.json  token co-occurrence counts learned from train (PMI is computed from them)
     reference.npz      train clue/answer embeddings (base encoder) for neighbour/hubness features
     encoder/           the fine-tuned sentence-transformers model (absent when not fine-tuned)
     metadata.json      training files' hashes, parameters, seeds, val metrics, timings
@@ -28,7 +28,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from pictorank.encoder import Encoder, base_model_version, load_model_dir
-from pictorank.features import FeatureExtractor, _Reference
+from pictorank.features import FeatureExtractor, _Reference, _TokenStats
 from pictorank.ranker import CONFIG_FILE, ModelError, Query, Ranker
 
 MODEL_FILE = "model.txt"
@@ -195,11 +195,16 @@ class LearnedRanker(Ranker):
         (staging / POOLING_FILE).write_text(json.dumps(pooling, indent=2), encoding="utf-8")
         associations = {
             "params": {"neighbours": ex.neighbours, "hub_k": ex.hub_k, "min_pair_count": ex.min_pair_count},
-            "pmi": sorted([h, a, v] for (h, a), v in ex.pmi_.items()),
-            "answer_token_counts": ex.answer_token_counts_,
+            "rows": ex.token_stats_.rows,
+            "hint_counts": ex.token_stats_.hint_counts,
+            "answer_counts": ex.token_stats_.answer_counts,
+            "pair_counts": sorted([h, a, c] for (h, a), c in ex.token_stats_.pair_counts.items()),
+            "answer_hints": ex.token_stats_.answer_hints,
         }
         (staging / ASSOCIATIONS_FILE).write_text(json.dumps(associations), encoding="utf-8")
-        np.savez(staging / REFERENCE_FILE, clue_vectors=ex.reference_.clue_vectors, answer_vectors=ex.reference_.answer_vectors)
+        ref = ex.reference_
+        np.savez(staging / REFERENCE_FILE, clue_vectors=ref.clue_vectors, answer_vectors=ref.answer_vectors,
+                 answers=np.array(ref.answers, dtype=str))
         if self.finetuned_model_ is not None:
             self.finetuned_model_.save(str(staging / ENCODER_DIR))
         (staging / METADATA_FILE).write_text(json.dumps(metadata, indent=2, default=str), encoding="utf-8")
@@ -272,11 +277,16 @@ def _load_extractor(directory: Path, base: Encoder, finetuned: Encoder | None) -
     associations = _read_json(directory / ASSOCIATIONS_FILE)
     try:
         with np.load(directory / REFERENCE_FILE, allow_pickle=False) as ref:
-            reference = _Reference(ref["clue_vectors"], ref["answer_vectors"])
+            reference = _Reference(ref["clue_vectors"], ref["answer_vectors"], ref["answers"].tolist())
         extractor = FeatureExtractor(base, finetuned, **associations["params"])
         extractor.position_weights_ = {int(k): [float(w) for w in v] for k, v in pooling["position_weights"].items()}
-        extractor.pmi_ = {(h, a): float(v) for h, a, v in associations["pmi"]}
-        extractor.answer_token_counts_ = {str(k): int(v) for k, v in associations["answer_token_counts"].items()}
+        extractor.token_stats_ = _TokenStats(
+            rows=int(associations["rows"]),
+            hint_counts={str(k): int(v) for k, v in associations["hint_counts"].items()},
+            answer_counts={str(k): int(v) for k, v in associations["answer_counts"].items()},
+            pair_counts={(str(h), str(a)): int(c) for h, a, c in associations["pair_counts"]},
+            answer_hints={str(k): [list(map(str, t)) for t in v] for k, v in associations["answer_hints"].items()},
+        )
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ModelError(f"{directory}: corrupt feature tables ({type(exc).__name__}: {exc})") from None
     extractor.reference_ = reference

@@ -32,6 +32,7 @@ from pictorank.finetune import FinetuneParams, finetune, weights_digest
 from pictorank.ranker import Query
 
 Log = Callable[[str], None]
+REUSED_FINETUNES: list[bool] = []  # which fine-tunings of the current build_tables came from the cache
 
 DEFAULT_GRID: tuple[dict[str, Any], ...] = (
     {"num_leaves": 7, "min_child_samples": 20, "learning_rate": 0.05},
@@ -126,8 +127,9 @@ def _finetune_key(queries: Sequence[Query], params: FinetuneParams) -> str:
 
 def finetuned_encoder(
     queries: Sequence[Query], epochs: float, config: TrainConfig, cache_dir: Path | None, log: Log
-) -> tuple[Any, Encoder]:
-    """A copy of the base model fine-tuned on `queries`, and an Encoder named by its weights.
+) -> tuple[Any, Encoder, bool]:
+    """A copy of the base model fine-tuned on `queries`, an Encoder named by its weights, and
+    whether the weights came from the cache (then no fine-tuning time was spent).
 
     Fine-tuning is the slow part of training (minutes on a CPU) and is deterministic, so the
     weights are kept under `cache_dir/finetuned/<key>`, the key hashing data, parameters and
@@ -138,7 +140,8 @@ def finetuned_encoder(
     params = config.finetune_params(epochs)
     stored = Path(cache_dir) / "finetuned" / _finetune_key(queries, params) if cache_dir is not None else None
     started = time.perf_counter()
-    if stored is not None and (stored / "config.json").is_file():
+    reused = stored is not None and (stored / "config.json").is_file()
+    if reused:
         model = load_model_dir(stored)
         log(f"  fine-tuned encoder reused from {stored}")
     else:
@@ -150,7 +153,7 @@ def finetuned_encoder(
             os.replace(tmp, stored)
     digest = weights_digest(model)
     log(f"  fine-tuned {epochs:g} epoch(s) on {len(queries)} clues in {time.perf_counter() - started:.0f} s (weights {digest})")
-    return model, Encoder(model=model, model_id=f"finetuned-{digest}", cache_dir=cache_dir)
+    return model, Encoder(model=model, model_id=f"finetuned-{digest}", cache_dir=cache_dir), reused
 
 
 def oof_features(
@@ -163,7 +166,10 @@ def oof_features(
         inside = [q for q, f in zip(queries, folds) if f != k]
         held = [i for i, f in enumerate(folds) if f == k]
         log(f"OOF fold {k + 1}/{config.folds}: fit on {len(inside)} clues, features for {len(held)}")
-        ft = finetuned_encoder(inside, config.oof_epochs, config, base_encoder.cache_dir, log)[1] if config.finetune else None
+        ft = None
+        if config.finetune:
+            _, ft, reused = finetuned_encoder(inside, config.oof_epochs, config, base_encoder.cache_dir, log)
+            REUSED_FINETUNES.append(reused)
         extractor = FeatureExtractor(base_encoder, ft).fit(inside)
         table = extractor.transform([queries[i] for i in held])
         sizes = np.cumsum([0] + [len(queries[i].options) for i in held])
@@ -180,7 +186,8 @@ def final_extractor(
     ft = None
     if config.finetune:
         log(f"final fine-tune on all {len(queries)} train clues")
-        model, ft = finetuned_encoder(queries, config.final_epochs, config, base_encoder.cache_dir, log)
+        model, ft, reused = finetuned_encoder(queries, config.final_epochs, config, base_encoder.cache_dir, log)
+        REUSED_FINETUNES.append(reused)
     return FeatureExtractor(base_encoder, ft).fit(queries), model
 
 
@@ -273,13 +280,15 @@ def build_tables(
 ) -> TrainingTables:
     """OOF features of train, final extractor, and features of val."""
     started = time.perf_counter()
+    REUSED_FINETUNES.clear()
     X_train, folds = oof_features(train, base_encoder, config, log)
     oof_seconds = time.perf_counter() - started
     extractor, model = final_extractor(train, base_encoder, config, log)
     X_val = extractor.transform(val)
     y_train, sizes_train = labels_and_sizes(train)
     y_val, sizes_val = labels_and_sizes(val)
-    seconds = {"oof": oof_seconds, "final_features": time.perf_counter() - started - oof_seconds}
+    seconds = {"oof": oof_seconds, "final_features": time.perf_counter() - started - oof_seconds,
+               "finetuned_encoders_reused_from_cache": sum(REUSED_FINETUNES)}
     return TrainingTables(X_train, y_train, sizes_train, folds, X_val, y_val, sizes_val, extractor, model, seconds)
 
 
