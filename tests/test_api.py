@@ -56,7 +56,7 @@ def test_open_vocabulary_searches_the_answer_words(api_client: TestClient, api_s
     assert body["mode"] == "open_vocabulary" and len(body["ranking"]) == 10
     assert set(body["ranking"]) <= set(api_service.index.words)
     # The same candidates given as options are ranked identically.
-    candidates = api_service._search([api_service.describe(puzzle.hints)])[0]
+    candidates = api_service.candidates([api_service.describe(puzzle.hints)])[0]
     again = api_client.post("/rank", json={"hints": list(puzzle.hints), "options": candidates}).json()
     assert again["ranking"] == body["ranking"]
 
@@ -223,7 +223,7 @@ def test_without_memo_every_request_encodes_again(encoder) -> None:
 
 def test_saved_vocabulary_index_is_loaded_from_the_model_dir(tmp_path, encoder, api_service) -> None:
     from pictorank.api.service import INDEX_FILE, build_service
-    from pictorank.ranker import CosineRanker
+    from pictorank.ranker import CosineRanker, ModelError
 
     model_dir = tmp_path / "model"
     CosineRanker(encoder=encoder).save(model_dir)
@@ -234,6 +234,9 @@ def test_saved_vocabulary_index_is_loaded_from_the_model_dir(tmp_path, encoder, 
     assert service.index.words == api_service.index.words and service.model_name.startswith("cosine:model")
     clue = (["animal", "water"], None)
     assert service.rank([clue]) == api_service.rank([clue])
+    (model_dir / INDEX_FILE).write_bytes(b"not a faiss index")
+    with pytest.raises(ModelError, match="vocabulary index"):
+        build_service(Settings(model_dir=model_dir, vocabulary_files=[]), encoder=encoder)
 
 
 def test_concurrent_requests_get_their_own_answers(api_client: TestClient) -> None:

@@ -111,7 +111,7 @@ class RankingService:
     ranker : the fitted ranker to serve.
     vocab : the pictogram vocabulary, to turn hint ids into descriptions.
     index : answer words for open-vocabulary mode (None disables that mode).
-    encoder : embeds clues for the index search (the ranker's encoder when None).
+    encoder : embeds clues for the index search (the base encoder the index was built with).
     model_name : how responses name the model.
     open_vocab_candidates : words taken from the index before ranking.
     """
@@ -146,7 +146,7 @@ class RankingService:
         """Rank each (hint texts, options or None) pair; None searches the answer vocabulary."""
         with self._lock:
             open_rows = [i for i, (_, options) in enumerate(clues) if options is None]
-            candidates = self._search([clues[i][0] for i in open_rows]) if open_rows else []
+            candidates = self.candidates([clues[i][0] for i in open_rows]) if open_rows else []
             found = dict(zip(open_rows, candidates))
             queries = [
                 Query(tuple(hints), tuple(options if options is not None else found[i]))
@@ -154,7 +154,8 @@ class RankingService:
             ]
             return [Ranked(ranking, scores) for ranking, scores in self.ranker.rank_with_scores(queries)]
 
-    def _search(self, hint_lists: Sequence[Sequence[str]]) -> list[list[str]]:
+    def candidates(self, hint_lists: Sequence[Sequence[str]]) -> list[list[str]]:
+        """Open-vocabulary mode's candidates for each clue: the words nearest to its joined hints."""
         if self.index is None:
             raise RuntimeError("open-vocabulary mode is disabled: the service has no vocabulary index")
         clue_vectors = self.encoder.encode([joined_text(hints) for hints in hint_lists])
@@ -214,7 +215,10 @@ def build_service(settings: Settings, encoder: Encoder | None = None, ranker: Ra
 def _vocabulary_index(settings: Settings, words: list[str], encoder: Encoder) -> VocabularyIndex:
     """The model directory's saved index when it has one, else built from the settings' words."""
     if settings.model_dir is not None and (Path(settings.model_dir) / INDEX_FILE).is_file():
-        index = VocabularyIndex.load(Path(settings.model_dir))
+        try:
+            index = VocabularyIndex.load(Path(settings.model_dir))
+        except (OSError, RuntimeError, ValueError) as exc:  # faiss reports a damaged file as RuntimeError
+            raise ModelError(f"{settings.model_dir}: unreadable vocabulary index ({exc})") from None
         if index.index.d != encoder.dimension:
             raise ModelError(
                 f"{settings.model_dir / INDEX_FILE}: {index.index.d}-d vectors, the encoder makes {encoder.dimension}-d"
