@@ -24,6 +24,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PICTORANK_PORT=8000 \
     PICTORANK_CACHE_DIR=/app/.cache/embeddings
 
+# make runs the same install target as CI; the version is whatever the base image's Debian has.
+# hadolint ignore=DL3008
 RUN apt-get update \
     && apt-get install -y --no-install-recommends make \
     && rm -rf /var/lib/apt/lists/*
@@ -40,9 +42,9 @@ RUN PIP_EXTRA_INDEX_URL="$TORCH_CPU_INDEX" make install
 RUN python -c "from pictorank.api.service import build_service; from pictorank.api.settings import Settings; build_service(Settings()).self_test()"
 
 RUN useradd --create-home --uid 10001 pictorank && chown -R pictorank /app/.cache
-USER pictorank
+USER 10001
 
 EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=120s --retries=3 \
-    CMD python -c "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:%s/health' % os.environ.get('PICTORANK_PORT', '8000'), timeout=4)"
+    CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:%s/health' % os.environ.get('PICTORANK_PORT', '8000'), timeout=4)"]
 CMD ["pictorank", "serve"]
