@@ -48,6 +48,10 @@ CONFIGS = {
 }
 
 
+class ServerFailed(RuntimeError):
+    """A server did not start (its configuration is then left out of the table)."""
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -71,7 +75,7 @@ def start_server(env_extra: dict[str, str], workers: int, cache_dir: str) -> tup
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise SystemExit(f"server exited with {process.returncode}: {process.stderr.read()[-2000:]}")
+            raise ServerFailed(f"server exited with {process.returncode}: {process.stderr.read()[-2000:]}")
         try:
             if httpx.get(f"{base}/ready", timeout=2).status_code == 200:
                 return process, base
@@ -79,7 +83,8 @@ def start_server(env_extra: dict[str, str], workers: int, cache_dir: str) -> tup
             pass
         time.sleep(0.5)
     process.kill()
-    raise SystemExit("server not ready after 300 s")
+    process.wait()
+    raise ServerFailed("server not ready after 300 s")
 
 
 def stop_server(process: subprocess.Popen) -> None:
@@ -185,10 +190,17 @@ def main() -> None:
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
           f"{len(bodies)} val rows with 30 options", file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix="pictorank-api-bench-") as cache_dir:
-        results = {name: run_config(name, env, bodies, args, cache_dir) for name, env in configs.items()}
+        results = {}
+        for name, env in configs.items():
+            try:
+                results[name] = run_config(name, env, bodies, args, cache_dir)
+            except ServerFailed as exc:  # one broken configuration does not lose the others' results
+                print(f"{name}: skipped: {exc}", file=sys.stderr)
     print(f"load average at end: {os.getloadavg()[0]:.1f}", file=sys.stderr)
     print(f"## POST /rank, val 30-option rows, {args.workers} worker(s), {args.requests} requests per level\n")
     print(table(results))
+    if not results:
+        raise SystemExit("no server could be measured")
     if {"cosine", "seed (task script)"} <= set(results) and 4 in args.clients:
         print("\n" + "\n".join(check_targets(results)))
     if args.json:

@@ -4,11 +4,12 @@ thread pool and the event loop stays free; more throughput comes from more worke
 
 from __future__ import annotations
 
+import os
 from typing import Sequence
 
 from fastapi import APIRouter, Depends, HTTPException, Request, Response
 from fastapi.responses import JSONResponse
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest, multiprocess
 
 from pictorank.api.schemas import (
     ErrorResponse,
@@ -113,5 +114,15 @@ def ready(service: RankingService = Depends(get_service)):
 
 @router.get("/metrics", tags=["operations"], response_class=Response)
 def metrics(request: Request) -> Response:
-    """Prometheus metrics: request counts and latency histograms per route."""
-    return Response(generate_latest(request.app.state.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+    """Prometheus metrics: request counts and latency histograms per route (all workers)."""
+    return Response(generate_latest(metrics_registry(request.app)), media_type=CONTENT_TYPE_LATEST)
+
+
+def metrics_registry(app) -> CollectorRegistry:
+    """This process's registry, or with several workers (prometheus-client's multiprocess mode,
+    set up by `pictorank serve`) a registry that adds up every worker's metric files."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+        return registry
+    return app.state.metrics.registry

@@ -36,7 +36,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         app = create_app(settings, service=build_service(settings))
         uvicorn.run(app, host=settings.host, port=settings.port, log_level="info")
     else:
-        # Each worker process builds its own app (and loads its own model) from the environment.
+        # Each worker process builds its own app (and loads its own model) from the environment;
+        # their metrics meet in prometheus-client's multiprocess directory.
+        _fresh_metrics_dir()
         uvicorn.run("pictorank.api.app:create_app", factory=True, host=settings.host, port=settings.port,
                     workers=settings.workers, log_level="info")
     return 0
@@ -64,6 +66,25 @@ def _settings_from(args: argparse.Namespace) -> "Settings":  # noqa: F821
         error = exc.errors()[0]
         variable = "PICTORANK_" + "_".join(str(part) for part in error["loc"][:1]).upper()
         raise DataError("settings", None, variable, error["msg"]) from None
+
+
+def _fresh_metrics_dir() -> None:
+    """PROMETHEUS_MULTIPROC_DIR, emptied (prometheus-client requires that before start-up), or a
+    new temporary directory; the workers inherit it through the environment."""
+    import atexit
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if not directory:
+        directory = tempfile.mkdtemp(prefix="pictorank-metrics-")
+        atexit.register(shutil.rmtree, directory, ignore_errors=True)
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory
+        return
+    Path(directory).mkdir(parents=True, exist_ok=True)
+    for stale in Path(directory).glob("*.db"):
+        stale.unlink()
 
 
 def _check_paths(settings: "Settings") -> None:  # noqa: F821
