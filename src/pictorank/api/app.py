@@ -14,10 +14,10 @@ from typing import AsyncIterator
 
 import anyio
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
-from starlette.exceptions import HTTPException as StarletteHTTPException
 from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse
 from fastapi_offline import FastAPIOffline
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from pictorank.api import game, routes
 from pictorank.api.middleware import BodySizeLimit, Metrics, MetricsMiddleware
