@@ -19,9 +19,10 @@ from pathlib import Path
 
 from pictorank.api.service import build_service
 from pictorank.api.settings import Settings
-from pictorank.data import load_puzzles
+from pictorank.data import DataError, load_puzzles
 from pictorank.evaluate import evaluate_rankings, summarise
 from pictorank.metrics import answer_rank
+from pictorank.ranker import ModelError
 
 COLUMNS = ["hits@1", "hits@10", "mrr", "score"]
 
@@ -40,7 +41,10 @@ def main() -> None:
 
     settings = Settings(model_dir=args.model, method=args.method, open_vocab_candidates=args.candidates)
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", file=sys.stderr)
-    service = build_service(settings)
+    try:
+        service = build_service(settings)
+    except (DataError, ModelError) as exc:
+        raise SystemExit(f"open_vocab: {exc}") from None
     if args.save_index:
         service.index.save(args.model)
         print(f"wrote {args.model / 'vocabulary.faiss'} and vocabulary.txt", file=sys.stderr)
