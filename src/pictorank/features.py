@@ -8,7 +8,9 @@ what the ablations of bench/quality.py drop:
   (several poolings, per-hint statistics, rank and gap to the row's best);
 - ``lex_*``: surface links between the option and the descriptions (shared words, compounds
   such as sunflower = flower + sun, fuzzy string similarity);
-- ``opt_*`` / ``q_*``: shape of the option and of the query;
+- ``q_*``: size of the query (number of hints and options). The option's own shape (length,
+  word count, brackets) was tried and left out: it is a prior of Bliss glosses that made the
+  ranker worse on the emoji vocabulary and did not help on val;
 - ``assoc_*``: associations learned from the training clues (token PMI, nearest train clues);
 - ``hub_*``: hubness of the option (how close it is to every clue, CSLS-style).
 
@@ -61,7 +63,7 @@ def feature_names() -> list[str]:
         names += [f"{prefix}_hint_{s}" for s in ("first", "last", "max", "min", "mean", "spread")]
         names += [f"{prefix}_{kind}_{s}" for s in SCORE_COLUMNS for kind in ("rank", "gap", "z")]
     names += [f"lex_{n}" for n in LEXICAL]
-    names += ["opt_chars", "opt_words", "opt_paren", "q_hints", "q_options"]
+    names += ["q_hints", "q_options"]
     names += [*ASSOCIATIONS, "hub_option", "hub_csls"]
     return names
 
@@ -283,9 +285,6 @@ class FeatureExtractor:
         for prefix, encoder in self._encoders().items():
             cols.update(self._cosine_columns(prefix, encoder, q))
         cols.update(self._lexical_columns(q))
-        cols["opt_chars"] = np.array([len(o) for o in q.options], dtype=np.float64)
-        cols["opt_words"] = np.array([len(o.split()) for o in q.options], dtype=np.float64)
-        cols["opt_paren"] = np.array([float("(" in o) for o in q.options])
         cols["q_hints"] = np.full(n_opt, float(len(q.hints)))
         cols["q_options"] = np.full(n_opt, float(n_opt))
         cols.update(self._association_columns(q))

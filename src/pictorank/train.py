@@ -35,8 +35,8 @@ Log = Callable[[str], None]
 REUSED_FINETUNES: list[bool] = []  # which fine-tunings of the current build_tables came from the cache
 
 DEFAULT_GRID: tuple[dict[str, Any], ...] = (
+    {"num_leaves": 4, "min_child_samples": 50, "learning_rate": 0.05},
     {"num_leaves": 7, "min_child_samples": 20, "learning_rate": 0.05},
-    {"num_leaves": 15, "min_child_samples": 20, "learning_rate": 0.05},
     {"num_leaves": 15, "min_child_samples": 50, "learning_rate": 0.05},
     {"num_leaves": 31, "min_child_samples": 50, "learning_rate": 0.05},
 )
@@ -227,7 +227,7 @@ def _fit(model, X: pd.DataFrame, y: np.ndarray, sizes: np.ndarray, X_eval, y_eva
 def cv_select(
     X: pd.DataFrame, y: np.ndarray, sizes: np.ndarray, folds: np.ndarray, config: TrainConfig, log: Log
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Pick LightGBM parameters by grouped k-fold CV on the OOF train table (mean val MRR)."""
+    """Pick LightGBM parameters by grouped k-fold CV on the OOF train table (mean held-out MRR)."""
     row_fold = np.repeat(folds % config.cv_folds, sizes)
     results = []
     for params in config.grid:
@@ -241,10 +241,17 @@ def cv_select(
             )
             scores.append(next(iter(model.best_score_.values()))["map@30"])
             trees.append(model.best_iteration_)
-        results.append({"params": dict(params), "cv_mrr": float(np.mean(scores)), "trees": [int(t) for t in trees]})
+        results.append({
+            "params": dict(params), "cv_mrr": float(np.mean(scores)),
+            "cv_se": float(np.std(scores, ddof=1) / np.sqrt(len(scores))) if len(scores) > 1 else 0.0,
+            "trees": [int(t) for t in trees],
+        })
         log(f"  CV {params}: MRR {np.mean(scores):.4f} (trees {trees})")
+    # One-standard-error rule: the grid goes from simple to complex, and the simplest setting
+    # within one standard error of the best CV score is taken (differences below that are noise).
     best = max(results, key=lambda r: r["cv_mrr"])
-    return best["params"], results
+    chosen = next(r for r in results if r["cv_mrr"] >= best["cv_mrr"] - best["cv_se"])
+    return chosen["params"], results
 
 
 def fit_booster(
