@@ -40,7 +40,7 @@ ENCODER_DIR = "encoder"
 METADATA_FILE = "metadata.json"
 
 
-SMALL_BATCH = 50  # fewer queries than this are scored single-threaded
+SMALL_BATCH = 50  # LightGBM predicts fewer queries than this on one thread
 _THREADPOOLS = None
 
 
@@ -139,12 +139,13 @@ class LearnedRanker(Ranker):
         self._check_fitted()
         if not queries:
             return []
-        # A few queries (the HTTP service's case) are small matrix products: waking BLAS and
-        # LightGBM thread pools costs more than the work, and far more on a busy machine.
-        small = len(queries) < SMALL_BATCH
-        with _blas_threads(1 if small else None):
+        # Features are computed query by query from small matrix products: waking a BLAS thread
+        # pool for each costs more than the work (far more on a busy machine), so BLAS runs on one
+        # thread; LightGBM gets its threads only for large batches.
+        with _blas_threads(1):
             table = self.extractor_.transform(queries)[self.feature_names_]
-        predictions = self.booster_.predict(table.to_numpy(), num_threads=1 if small else self.config.num_threads)
+        threads = 1 if len(queries) < SMALL_BATCH else self.config.num_threads
+        predictions = self.booster_.predict(table.to_numpy(), num_threads=threads)
         bounds = np.cumsum([0] + [len(q.options) for q in queries])
         return [predictions[bounds[i] : bounds[i + 1]] for i in range(len(queries))]
 
