@@ -158,6 +158,7 @@ class LearnedRanker(Ranker):
         directory = Path(directory)
         directory.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
+        staging.chmod(0o755)  # mkdtemp makes it private; a model directory is meant to be shared
         try:
             self._write_parts(staging, metadata or {})
             config = {

@@ -336,6 +336,7 @@ def train_command(
     from pictorank.data import load_hints, load_puzzles
     from pictorank.evaluate import evaluate_rankings
     from pictorank.ranker import to_queries
+    from pictorank.versions import library_versions
 
     started = time.perf_counter()
     vocab = load_hints(hints_path)
@@ -352,6 +353,7 @@ def train_command(
     result = evaluate_rankings(val_puzzles, ranker.rank(val))
     metadata = {
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "versions": library_versions(),
         "training_files": {
             role: {"path": str(path), "sha256": sha256_file(path)}
             for role, path in (("train", train_path), ("val", val_path), ("hints", hints_path))
