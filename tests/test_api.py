@@ -249,3 +249,15 @@ def test_concurrent_requests_get_their_own_answers(api_client: TestClient) -> No
         responses = list(pool.map(lambda b: api_client.post("/rank", json=b), bodies))
     assert [r.status_code for r in responses] == [200] * len(bodies)
     assert [r.json()["ranking"] for r in responses] == expected
+
+
+def test_word_list_extends_the_open_vocabulary(tmp_path, encoder) -> None:
+    from pictorank.api.service import build_service
+
+    words = tmp_path / "words.txt"
+    words.write_text("zebracorn\n\n  giraffe-whale  \nnot|allowed\n", encoding="utf-8")
+    settings = Settings(vocabulary_files=[bundled_data_dir() / "val.csv"], word_list=words)
+    service = build_service(settings, encoder=encoder)
+    assert {"zebracorn", "giraffe-whale"} <= set(service.index.words) and "not|allowed" not in service.index.words
+    [ranked] = service.rank([(["zebracorn"], None)])
+    assert ranked.ranking[0] == "zebracorn"
