@@ -19,7 +19,7 @@ class StubModel:
         self.fail = fail
         self.calls: list[list[str]] = []
 
-    def get_sentence_embedding_dimension(self) -> int:
+    def get_embedding_dimension(self) -> int:
         return self.dimension
 
     def encode(self, texts: list[str], batch_size: int, **kwargs: object) -> np.ndarray:

@@ -104,7 +104,7 @@ class Encoder:
 
     @property
     def dimension(self) -> int:
-        return int(self.model.get_sentence_embedding_dimension())
+        return int(self.model.get_embedding_dimension())
 
     def encode(self, texts: Sequence[str], show_progress: bool = False) -> np.ndarray:
         """Embeddings of `texts` (rows in order, float32, unit length), encoding only new strings."""
