@@ -30,9 +30,16 @@ def _add_ranker_args(parser: argparse.ArgumentParser) -> None:
     choice = parser.add_mutually_exclusive_group()
     choice.add_argument("--method", choices=METHODS, help="unlearned method (default: cosine)")
     choice.add_argument("--model", help="a model directory made by `pictorank train`")
-    parser.add_argument("--cache-dir", default=None, help="embedding cache (default: $PICTORANK_CACHE_DIR or ~/.cache/pictorank)")
-    parser.add_argument("--no-cache", action="store_true", help="do not read or write the on-disk embedding cache")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    _add_cache_args(parser)
+
+
+def _add_cache_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--cache-dir", default=None,
+        help="embedding (and fine-tuned encoder) cache (default: $PICTORANK_CACHE_DIR or ~/.cache/pictorank)",
+    )
+    parser.add_argument("--no-cache", action="store_true", help="do not read or write the on-disk caches")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars or messages")
 
 
 def build_encoder(args: argparse.Namespace):
@@ -198,9 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--models", nargs="+", default=[], metavar="DIR", help="model directories to compare")
     compare.add_argument("--report", metavar="DIR", help="write DIR/report.html with plots and metrics.json")
     compare.add_argument("--json", action="store_true", help="print the metrics as JSON")
-    compare.add_argument("--cache-dir", default=None, help="embedding cache (default: $PICTORANK_CACHE_DIR or ~/.cache/pictorank)")
-    compare.add_argument("--no-cache", action="store_true", help="do not read or write the on-disk embedding cache")
-    compare.add_argument("--quiet", action="store_true", help="no progress bars")
+    _add_cache_args(compare)
     compare.set_defaults(func=cmd_compare)
 
     train = commands.add_parser("train", help="train the learned ranker and write a model directory")
@@ -210,9 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--out", required=True, help="model directory to write (replaced atomically)")
     train.add_argument("--seed", type=int, default=13, help="seed of every random source (default 13)")
     train.add_argument("--no-finetune", action="store_true", help="skip encoder fine-tuning (fast, weaker)")
-    train.add_argument("--cache-dir", default=None, help="embedding and fine-tuned encoder cache (default: $PICTORANK_CACHE_DIR or ~/.cache/pictorank)")
-    train.add_argument("--no-cache", action="store_true", help="do not read or write the on-disk caches")
-    train.add_argument("--quiet", action="store_true", help="no progress messages")
+    _add_cache_args(train)
     train.set_defaults(func=cmd_train)
 
     validate = commands.add_parser("validate", help="check a submission.csv against its input file")
