@@ -176,15 +176,6 @@ def model_name(ranker: Ranker, model_dir: Path | None, encoder: Encoder) -> str:
     return f"{served} (pictorank {version('pictorank')}, {encoder.model_id})"
 
 
-class ForgetfulEncoder(Encoder):
-    """Forgets every vector before each call, so every string goes through the model each time:
-    how the task's baseline script works. Only for measuring that baseline (bench/api_load.py)."""
-
-    def encode(self, texts: Sequence[str], show_progress: bool = False) -> np.ndarray:
-        self._vectors.clear()
-        return super().encode(texts, show_progress=show_progress)
-
-
 def build_service(settings: Settings, encoder: Encoder | None = None, ranker: Ranker | None = None) -> RankingService:
     """Load everything the settings name; `encoder`/`ranker` may be injected (tests, benchmarks).
 
@@ -207,7 +198,7 @@ def build_service(settings: Settings, encoder: Encoder | None = None, ranker: Ra
     if not settings.memoize_embeddings:
         if not isinstance(ranker, (SeedRanker, CosineRanker)):
             raise ModelError(f"memoize_embeddings=false is only for the unlearned methods, not {ranker.method!r}")
-        ranker.encoder = encoder = ForgetfulEncoder(model=encoder.model, model_id=encoder.model_id)
+        ranker.encoder = encoder = Encoder(model=encoder.model, model_id=encoder.model_id, memoize=False)
         name += " [no embedding memo]"
     return RankingService(ranker, vocab, index, encoder, name, settings.open_vocab_candidates)
 
