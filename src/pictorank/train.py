@@ -32,7 +32,6 @@ from pictorank.finetune import FinetuneParams, finetune, weights_digest
 from pictorank.ranker import Query
 
 Log = Callable[[str], None]
-REUSED_FINETUNES: list[bool] = []  # which fine-tunings of the current build_tables came from the cache
 
 DEFAULT_GRID: tuple[dict[str, Any], ...] = (
     {"num_leaves": 4, "min_child_samples": 50, "learning_rate": 0.05},
@@ -158,9 +157,11 @@ def finetuned_encoder(
 
 def oof_features(
     queries: Sequence[Query], base_encoder: Encoder, config: TrainConfig, log: Log
-) -> tuple[pd.DataFrame, np.ndarray]:
-    """Feature table of train where every row's features come from models fitted without its fold."""
+) -> tuple[pd.DataFrame, np.ndarray, int]:
+    """Feature table of train where every row's features come from models fitted without its fold,
+    the folds, and how many fold encoders came from the fine-tuning cache."""
     folds = answer_folds(queries, config.folds, config.seed)
+    reused_count = 0
     parts: list[pd.DataFrame | None] = [None] * len(queries)
     for k in range(config.folds):
         inside = [q for q, f in zip(queries, folds) if f != k]
@@ -169,26 +170,27 @@ def oof_features(
         ft = None
         if config.finetune:
             _, ft, reused = finetuned_encoder(inside, config.oof_epochs, config, base_encoder.cache_dir, log)
-            REUSED_FINETUNES.append(reused)
+            reused_count += reused
         extractor = FeatureExtractor(base_encoder, ft).fit(inside)
         table = extractor.transform([queries[i] for i in held])
         sizes = np.cumsum([0] + [len(queries[i].options) for i in held])
         for j, i in enumerate(held):
             parts[i] = table.iloc[sizes[j] : sizes[j + 1]]
-    return pd.concat(parts, ignore_index=True), folds
+    return pd.concat(parts, ignore_index=True), folds, reused_count
 
 
 def final_extractor(
     queries: Sequence[Query], base_encoder: Encoder, config: TrainConfig, log: Log
-) -> tuple[FeatureExtractor, Any]:
-    """The extractor used for val and test: encoder and tables fitted on all of train."""
+) -> tuple[FeatureExtractor, Any, bool]:
+    """The extractor used for val and test (encoder and tables fitted on all of train), the
+    fine-tuned model, and whether it came from the fine-tuning cache."""
     model = None
     ft = None
+    reused = False
     if config.finetune:
         log(f"final fine-tune on all {len(queries)} train clues")
         model, ft, reused = finetuned_encoder(queries, config.final_epochs, config, base_encoder.cache_dir, log)
-        REUSED_FINETUNES.append(reused)
-    return FeatureExtractor(base_encoder, ft).fit(queries), model
+    return FeatureExtractor(base_encoder, ft).fit(queries), model, reused
 
 
 # -- LightGBM ---------------------------------------------------------------------------------
@@ -287,15 +289,14 @@ def build_tables(
 ) -> TrainingTables:
     """OOF features of train, final extractor, and features of val."""
     started = time.perf_counter()
-    REUSED_FINETUNES.clear()
-    X_train, folds = oof_features(train, base_encoder, config, log)
+    X_train, folds, oof_reused = oof_features(train, base_encoder, config, log)
     oof_seconds = time.perf_counter() - started
-    extractor, model = final_extractor(train, base_encoder, config, log)
+    extractor, model, final_reused = final_extractor(train, base_encoder, config, log)
     X_val = extractor.transform(val)
     y_train, sizes_train = labels_and_sizes(train)
     y_val, sizes_val = labels_and_sizes(val)
     seconds = {"oof": oof_seconds, "final_features": time.perf_counter() - started - oof_seconds,
-               "finetuned_encoders_reused_from_cache": sum(REUSED_FINETUNES)}
+               "finetuned_encoders_reused_from_cache": oof_reused + int(final_reused)}
     return TrainingTables(X_train, y_train, sizes_train, folds, X_val, y_val, sizes_val, extractor, model, seconds)
 
 
