@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import csv
 import json
+import signal
+import socket
+import subprocess
 from pathlib import Path
 from typing import Sequence
 
@@ -49,3 +52,20 @@ def write_rows(path: Path, rows: Sequence[dict[str, str]], columns: Sequence[str
 def write_hints(path: Path, text: str = HINTS_CSV) -> Path:
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on, for a server started by a test."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def stop_process(process: subprocess.Popen, timeout: float = 30) -> None:
+    """Ask a server to shut down as Ctrl-C would (so it exits cleanly), then kill it if it hangs."""
+    process.send_signal(signal.SIGINT)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,15 +12,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+from helpers import free_port, stop_process
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "bliss"
 PICTORANK = [str(Path(sys.executable).with_name("pictorank"))]  # the installed console script
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def wait_ready(base: str, process: subprocess.Popen, timeout: float = 240) -> None:
@@ -57,12 +50,7 @@ def test_serve_answers_over_real_http(tmp_path: Path) -> None:
         assert httpx.post(f"{base}/rank", json={"hints": [-1], "options": ["a"]}).status_code == 422
         assert 'route="/rank"' in httpx.get(f"{base}/metrics").text
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process)
         log.close()
     assert process.returncode == 0, (tmp_path / "server.log").read_text()[-2000:]
 

@@ -1,13 +1,15 @@
 """The command line: documented options, exit codes, one-line errors, and end-to-end runs.
 
 Commands run in-process through `main()` with the session's model patched in, so torch and the
-model load once per test session; a single subprocess checks the installed entry point.
+model load once per test session; two subprocesses check the installed entry point (an error
+without torch, and a quiet run that loads the model for real).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -188,6 +190,18 @@ def test_entry_point_in_a_real_process(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert_one_line_error(done.stderr, "row v1, column hints_json: malformed JSON")
     assert not (tmp_path / "s.csv").exists()
+
+
+def test_quiet_prints_nothing_on_stderr(tmp_path: Path, data_dir: Path) -> None:
+    """--quiet also silences the libraries' own bars (transformers' "Loading weights" bar)."""
+    source = val_slice(data_dir, tmp_path, rows=3)
+    command = [sys.executable, "-m", "pictorank.cli", "predict", "--input", str(source), "--method", "cosine",
+               "--hints", str(data_dir / "hint_descriptions.csv"), "--output", str(tmp_path / "s.csv"),
+               "--no-cache", "--quiet"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stderr == ""
+    assert (tmp_path / "s.csv").is_file()
 
 
 # -- end to end on the real model -------------------------------------------------------------------

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from helpers import free_port, stop_process
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -36,12 +36,6 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in t
 expect = sync_api.expect
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _ready(url: str) -> bool:
     try:
         with urllib.request.urlopen(f"{url}/ready", timeout=2) as response:
@@ -56,7 +50,7 @@ def server(tmp_path_factory):
     if os.environ.get("PICTORANK_GAME_URL"):
         yield os.environ["PICTORANK_GAME_URL"].rstrip("/")
         return
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     log = tmp_path_factory.mktemp("serve") / "serve.log"
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
@@ -78,12 +72,7 @@ def server(tmp_path_factory):
             time.sleep(0.3)
         yield url
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process)
 
 
 @pytest.fixture(scope="module")

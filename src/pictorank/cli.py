@@ -89,7 +89,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
     ranker, puzzles, rankings, seconds = _rank_file(args, require_answers=False)
     write_submission(args.output, puzzles, [r[:MAX_ANSWERS] for r in rankings])
-    print(f"wrote {args.output}: {len(puzzles)} rows ranked by {ranker.method} in {seconds:.1f} s", file=sys.stderr)
+    if not args.quiet:
+        print(f"wrote {args.output}: {len(puzzles)} rows ranked by {ranker.method} in {seconds:.1f} s", file=sys.stderr)
     return 0
 
 
@@ -233,6 +234,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from pictorank.ranker import ModelError
 
     args = build_parser().parse_args(argv)
+    if getattr(args, "quiet", False):
+        # Read by huggingface_hub when transformers is first imported (below, lazily): it also
+        # silences transformers' "Loading weights" bar, which ignores our own progress flag.
+        os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
     handler: Callable[[argparse.Namespace], int] = args.func
     try:
         return handler(args)
