@@ -58,6 +58,19 @@ def test_unseen_vocabulary_gets_neutral_association_values(encoder):
     assert stats.option_values({"flower"}, "wild flower", 1)[0] > 0  # 'night flower': texts, not ids
     table = extractor.transform([Query(("planet", "ring"), ("saturn", "comet"), "saturn")])
     assert (table["assoc_pmi_max"] == 0).all() and (table["assoc_answer_token_seen"] == 0).all()
+    for column in ("assoc_base_hint_first", "assoc_ft_hint_rest", "assoc_base_rev_hints", "assoc_pair_count"):
+        assert (table[column] == 0).all(), column  # descriptions never seen in train
+
+
+def test_train_clues_with_the_same_descriptions_vote_for_similar_options(encoder):
+    """'vehicle' + 'water, sea' was a boat in train, so a ship is a better guess than a lorry:
+    through the descriptions' answer centroids, the clues sharing both, and the reverse
+    neighbours (the train answer nearest to 'ship' is 'boat', clued with these descriptions)."""
+    extractor = FeatureExtractor(encoder, neighbours=1).fit(TOY_TRAIN)
+    table = extractor.transform([Query(("vehicle", "water, sea"), ("ship", "lorry"))])
+    for column in ("assoc_base_hint_rest", "assoc_pair_nn", "assoc_base_rev_hints", "assoc_ft_rev_rest"):
+        assert table[column].iloc[0] > table[column].iloc[1], column
+    assert table["assoc_pair_count"].tolist() == [1.0, 1.0]
 
 
 def test_an_option_that_is_a_train_answer_does_not_see_its_own_clue(encoder):
@@ -68,7 +81,9 @@ def test_an_option_that_is_a_train_answer_does_not_see_its_own_clue(encoder):
     own = extractor.transform([Query(("flower", "night"), ("night flower", "moon"))])
     fresh = FeatureExtractor(encoder, **small).fit(TOY_TRAIN[:4])
     without = fresh.transform([Query(("flower", "night"), ("night flower", "moon"))])
-    for column in ("assoc_pmi_max", "assoc_answer_token_seen", "assoc_knn_weighted", "hub_option"):
+    columns = ["assoc_pmi_max", "assoc_answer_token_seen", "hub_option", "assoc_pair_count",
+               *(f"assoc_{space}_{name}" for space in ("base", "ft") for name in ("knn_weighted", "hint_first", "rev_hints"))]
+    for column in columns:
         assert own[column].iloc[0] == pytest.approx(without[column].iloc[0], abs=1e-6), column
 
 

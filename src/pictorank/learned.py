@@ -9,14 +9,14 @@ mismatched directory is refused with a ModelError instead of ranking with the wr
     features.json      feature names in the order the booster expects
     pooling.json       learned position weights (by clue length)
     associations.json  token co-occurrence counts learned from train (PMI is computed from them)
-    reference.npz      train clue/answer embeddings (base encoder) for neighbour/hubness features
+    reference.npz      train answers, their clues' descriptions, and both encoders' embeddings of
+                       them (neighbour, hint and hubness features)
     encoder/           the fine-tuned sentence-transformers model (absent when not fine-tuned)
     metadata.json      training files' hashes, parameters, seeds, val metrics, timings
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -41,21 +41,6 @@ METADATA_FILE = "metadata.json"
 
 
 SMALL_BATCH = 50  # LightGBM predicts fewer queries than this on one thread
-_THREADPOOLS = None
-
-
-def _blas_threads(limit: int | None):
-    """A context limiting BLAS threads (threadpoolctl), or doing nothing when `limit` is None."""
-    global _THREADPOOLS
-    if limit is None:
-        return contextlib.nullcontext()
-    if _THREADPOOLS is None:
-        from threadpoolctl import ThreadpoolController
-
-        _THREADPOOLS = ThreadpoolController()
-    return _THREADPOOLS.limit(limits=limit, user_api="blas")
-
-
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
@@ -139,11 +124,8 @@ class LearnedRanker(Ranker):
         self._check_fitted()
         if not queries:
             return []
-        # Features are computed query by query from small matrix products: waking a BLAS thread
-        # pool for each costs more than the work (far more on a busy machine), so BLAS runs on one
-        # thread; LightGBM gets its threads only for large batches.
-        with _blas_threads(1):
-            table = self.extractor_.transform(queries)[self.feature_names_]
+        table = self.extractor_.transform(queries)[self.feature_names_]
+        # LightGBM gets its threads only for large batches: for a few rows they cost more than they save.
         threads = 1 if len(queries) < SMALL_BATCH else self.config.num_threads
         predictions = self.booster_.predict(table.to_numpy(), num_threads=threads)
         bounds = np.cumsum([0] + [len(q.options) for q in queries])
@@ -205,8 +187,10 @@ class LearnedRanker(Ranker):
         }
         (staging / ASSOCIATIONS_FILE).write_text(json.dumps(associations), encoding="utf-8")
         ref = ex.reference_
-        np.savez(staging / REFERENCE_FILE, clue_vectors=ref.clue_vectors, answer_vectors=ref.answer_vectors,
-                 answers=np.array(ref.answers, dtype=str))
+        vectors = {f"{space}_{kind}": table[space] for kind, table in
+                   (("clue_vectors", ref.clue_vectors), ("answer_vectors", ref.answer_vectors)) for space in table}
+        np.savez(staging / REFERENCE_FILE, answers=np.array(ref.answers, dtype=str),
+                 clue_hints=np.array([json.dumps(h) for h in ref.clue_hints], dtype=str), **vectors)
         if self.finetuned_model_ is not None:
             self.finetuned_model_.save(str(staging / ENCODER_DIR))
         (staging / METADATA_FILE).write_text(json.dumps(metadata, indent=2, default=str), encoding="utf-8")
@@ -279,7 +263,13 @@ def _load_extractor(directory: Path, base: Encoder, finetuned: Encoder | None) -
     associations = _read_json(directory / ASSOCIATIONS_FILE)
     try:
         with np.load(directory / REFERENCE_FILE, allow_pickle=False) as ref:
-            reference = _Reference(ref["clue_vectors"], ref["answer_vectors"], ref["answers"].tolist())
+            spaces = ("base", "ft")
+            reference = _Reference(
+                answers=ref["answers"].tolist(),
+                clue_hints=[tuple(json.loads(h)) for h in ref["clue_hints"].tolist()],
+                clue_vectors={space: ref[f"{space}_clue_vectors"] for space in spaces},
+                answer_vectors={space: ref[f"{space}_answer_vectors"] for space in spaces},
+            )
         extractor = FeatureExtractor(base, finetuned, **associations["params"])
         extractor.position_weights_ = {int(k): [float(w) for w in v] for k, v in pooling["position_weights"].items()}
         extractor.token_stats_ = _TokenStats(
