@@ -32,7 +32,7 @@ def test_unknown_package_version_is_not_checked() -> None:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"format": 0}, "m: model format 0, this pictorank reads format 1; retrain"),
+        ({"format": 0}, f"m: model format 0, this pictorank reads format {FORMAT_VERSION}; retrain"),
         ({"sentence-transformers": "2.0.0"}, "m: made with sentence-transformers 2.0.0, installed is "),
     ],
 )

@@ -17,7 +17,6 @@ mismatched directory is refused with a ModelError instead of ranking with the wr
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -30,6 +29,7 @@ import numpy as np
 from pictorank.encoder import Encoder, base_model_version, load_model_dir
 from pictorank.features import FeatureExtractor, _Reference, _TokenStats
 from pictorank.ranker import CONFIG_FILE, ModelError, Query, Ranker
+from pictorank.versions import sha256_file
 
 MODEL_FILE = "model.txt"
 FEATURES_FILE = "features.json"
@@ -41,18 +41,12 @@ METADATA_FILE = "metadata.json"
 
 
 SMALL_BATCH = 50  # LightGBM predicts fewer queries than this on one thread
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _hash_files(directory: Path) -> dict[str, str]:
     """sha256 of every file under `directory` except the config that stores them."""
     return {
-        str(p.relative_to(directory)): _sha256(p)
+        str(p.relative_to(directory)): sha256_file(p)
         for p in sorted(directory.rglob("*"))
         if p.is_file() and p.name != CONFIG_FILE
     }
@@ -242,7 +236,7 @@ def _check_files(directory: Path, hashes: dict[str, str] | None, where: Path) ->
         path = directory / name
         if not path.is_file():
             raise ModelError(f"{path}: missing from the model directory; retrain or restore it")
-        if _sha256(path) != digest:
+        if sha256_file(path) != digest:
             raise ModelError(f"{path}: corrupt (sha256 differs from the one recorded at training)")
 
 

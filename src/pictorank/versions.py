@@ -1,4 +1,4 @@
-"""Library versions recorded beside every saved model, and the check made when loading one.
+"""Library versions and file digests recorded beside every saved model, and the checks made when loading one.
 
 A model directory made with another major/minor release of a library whose file formats or
 numerics matter may load without error and still rank differently, so loading refuses it.
@@ -6,10 +6,11 @@ numerics matter may load without error and still rank differently, so loading re
 
 from __future__ import annotations
 
+import hashlib
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-FORMAT_VERSION = 1  # bump when the layout of a model directory changes
+FORMAT_VERSION = 2  # bump when the layout of a model directory changes
 CHECKED = ("pictorank", "sentence-transformers", "lightgbm", "numpy")
 
 
@@ -50,3 +51,12 @@ def check_versions(stored: dict, where: str | Path) -> None:
                 f"{where}: made with {package} {made_with}, installed is {installed}; "
                 f"install {package}=={made_with} or retrain the model"
             )
+
+
+def sha256_file(path: str | Path) -> str:
+    """The sha256 of a file, read in 1 MiB chunks (training files and model weights can be large)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
