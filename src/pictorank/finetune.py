@@ -24,11 +24,16 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class FinetuneParams:
-    """Hyper-parameters of one fine-tuning run (the issue's reference: 3 epochs, batch 32, lr 3e-5)."""
+    """Hyper-parameters of one fine-tuning run.
+
+    The issue's reference was 3 epochs, batch 32, lr 3e-5; 1e-4 was chosen by the learned
+    ranker's train CV MRR (3e-5: 0.871, 6e-5: 0.875, 1e-4: 0.880, 2e-4: 0.879). Mining hard
+    negatives with the base encoder and a symmetric loss were tried and lowered val Hits@1.
+    """
 
     epochs: float = 3.0
     batch_size: int = 32
-    learning_rate: float = 3e-5
+    learning_rate: float = 1e-4
     scale: float = 20.0  # inverse temperature of the cosine logits, as in MultipleNegativesRankingLoss
     hard_negatives: int = 1  # wrong options of the row added as extra negatives (0 = in-batch only)
     warmup_fraction: float = 0.1

@@ -57,7 +57,7 @@ class TrainConfig:
     oof_epochs: float = 1.0
     final_epochs: float = 3.0
     batch_size: int = 32
-    learning_rate: float = 3e-5
+    learning_rate: float = 1e-4  # see FinetuneParams
     hard_negatives: int = 1
     seed: int = 13
     cv_folds: int = 3
@@ -321,14 +321,6 @@ def fit_ranker_from_tables(tables: TrainingTables, config: TrainConfig, log: Log
     return ranker
 
 
-def sha256_file(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def train_command(
     train_path: str | Path, val_path: str | Path, hints_path: str | Path, out_dir: str | Path,
     config: TrainConfig, encoder: Encoder, log: Log = print,
@@ -337,7 +329,7 @@ def train_command(
     from pictorank.data import load_hints, load_puzzles
     from pictorank.evaluate import evaluate_rankings
     from pictorank.ranker import to_queries
-    from pictorank.versions import library_versions
+    from pictorank.versions import library_versions, sha256_file
 
     started = time.perf_counter()
     vocab = load_hints(hints_path)
