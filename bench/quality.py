@@ -6,7 +6,9 @@
 One table on val: seed, cosine (joined text), fine-tuned cosine (joined text through the final
 fine-tuned encoder), the learned ranker, and ablations that drop one feature group and refit
 LightGBM on the same out-of-fold tables (without fine-tuning: no ``ft_*`` columns; without
-lexical: no ``lex_*``; without train associations: no ``assoc_*``/``hub_*``).
+lexical: no ``lex_*``; without train associations: no ``assoc_*``/``hub_*``; without the
+descriptions' meanings: none of the association columns that look descriptions up in train
+clues, i.e. the answer centroids, reverse neighbours and same-pair clues).
 
 Timing columns: "train s" is the wall time of the training stage the row needs (fine-tuning and
 OOF features are shared by the learned rows, so ablations show only their LightGBM time, and the
@@ -47,6 +49,8 @@ ABLATIONS = {
     "learned -finetune": ("ft_",),
     "learned -lexical": ("lex_",),
     "learned -associations": ("assoc_", "hub_"),
+    # only the part of the associations that looks descriptions up by text in train clues
+    "learned -meanings": tuple(f"assoc_{p}" for p in ("base_hint_", "ft_hint_", "base_rev_", "ft_rev_", "pair_")),
 }
 
 
