@@ -5,7 +5,7 @@
 
 One table on val: seed, cosine (joined text), fine-tuned cosine (joined text through the final
 fine-tuned encoder), the learned ranker, and ablations that drop one feature group and refit
-LightGBM on the same out-of-fold tables (without fine-tuning: no ``ft_*`` columns; without
+LightGBM on the same out-of-fold tables (without fine-tuning: no ``ft_*``/``assoc_ft_*`` columns; without
 lexical: no ``lex_*``; without train associations: no ``assoc_*``/``hub_*``; without the
 descriptions' meanings: none of the association columns that look descriptions up in train
 clues, i.e. the answer centroids, reverse neighbours and same-pair clues).
@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "bliss"
 EMOJI = ROOT / "tests" / "data" / "emoji"
 ABLATIONS = {
-    "learned -finetune": ("ft_",),
+    "learned -finetune": ("ft_", "assoc_ft_"),  # every column read through the fine-tuned encoder
     "learned -lexical": ("lex_",),
     "learned -associations": ("assoc_", "hub_"),
     # only the part of the associations that looks descriptions up by text in train clues

@@ -378,55 +378,72 @@ class FeatureExtractor:
         for option in q.options:
             excluded[ref.rows_of(option)] = True
         cols = {"assoc_pmi_max": pmi[:, 0], "assoc_pmi_sum": pmi[:, 1], "assoc_answer_token_seen": pmi[:, 2]}
-        spaces = {}
+        match = self._clue_match(q)
+        option_answer: dict[str, np.ndarray] = {}
         for space, encoder in self._encoders().items():
-            spaces[space] = (encoder.encode(list(q.options)), encoder.encode([joined_text(q.hints)])[0])
-            cols.update(self._neighbour_columns(space, q, *spaces[space], excluded))
-        cols.update(self._pair_columns(q, spaces["base"][0], excluded))
+            options, clue = encoder.encode(list(q.options)), encoder.encode([joined_text(q.hints)])[0]
+            # Every column below reads these two products: option x train answer, clue x train clue.
+            option_answer[space] = options @ ref.answer_vectors[space].T
+            clue_clue = ref.clue_vectors[space] @ clue
+            cols.update(self._neighbour_columns(space, q, option_answer[space], clue_clue, match, excluded))
+            if space == "base":
+                joined = options @ clue
+        cols.update(self._pair_columns(q, option_answer["base"], excluded))
         # Hubness: options close to many clues win by default; CSLS subtracts that.
-        options, clue = spaces["base"]
         hub = np.array([self._hub_cache[o] for o in q.options])
         cols["hub_option"] = hub
-        cols["hub_csls"] = 2 * (options @ clue) - hub
+        cols["hub_csls"] = 2 * joined - hub
         return cols
 
+    def _clue_match(self, q: Query) -> dict[str, np.ndarray]:
+        """For every train clue, how it shares this clue's descriptions (matched by text): the
+        share of them it uses, whether it uses the first, any later one, and the idf-weighted
+        share (a rare description shared says more than 'person')."""
+        assert self.reference_ is not None
+        ref = self.reference_
+        n = len(ref.answers)
+        descriptions = list(dict.fromkeys(q.hints))
+        idf = {h: max(0.0, math.log(n / (1 + len(ref.rows_with_hint(h))))) for h in descriptions}
+        idf_total = sum(idf.values()) or 1.0
+        shared, weighted, rest = np.zeros(n), np.zeros(n), np.zeros(n)
+        for h in descriptions:
+            rows = ref.rows_with_hint(h)  # distinct rows, so += counts each clue once
+            shared[rows] += 1.0 / len(descriptions)
+            weighted[rows] += idf[h] / idf_total
+        for h in set(q.hints[1:]):
+            rest[ref.rows_with_hint(h)] = 1.0
+        first = np.zeros(n)
+        first[ref.rows_with_hint(q.hints[0])] = 1.0
+        return {"hints": shared, "first": first, "rest": rest, "idf": weighted}
+
     def _neighbour_columns(
-        self, space: str, q: Query, options: np.ndarray, clue: np.ndarray, excluded: np.ndarray
+        self, space: str, q: Query, option_answer: np.ndarray, clue_clue: np.ndarray,
+        match: dict[str, np.ndarray], excluded: np.ndarray,
     ) -> dict[str, np.ndarray]:
         """The ``assoc_<space>_*`` columns: what train clues and answers say about each option,
         measured with one encoder ('base' or 'ft')."""
-        assert self.reference_ is not None
-        ref = self.reference_
-        clue_vectors, answer_vectors = ref.clue_vectors[space], ref.answer_vectors[space]
         cols: dict[str, np.ndarray] = {}
 
         # Clue neighbours: train clues like this one vote for options resembling their answers.
-        clue_sims = np.where(excluded, -1.0, clue_vectors @ clue)
+        clue_sims = np.where(excluded, -1.0, clue_clue)
         nearest, weights = _soft_top(clue_sims[None, :], self.neighbours)
-        answer_sims = options @ answer_vectors[nearest[0]].T  # options x k
+        answer_sims = option_answer[:, nearest[0]]  # options x k
         cols["knn_weighted"] = answer_sims @ weights[0]
         cols["knn_max"] = (answer_sims * clue_sims[nearest[0]][None, :]).max(axis=1)
 
         # What each pictogram has meant in train (see _hint_answer_columns).
-        cols.update(self._hint_answer_columns(q, options, answer_vectors, excluded))
+        cols.update(self._hint_answer_columns(q, option_answer, self.reference_.answer_vectors[space], excluded))
 
         # Reverse neighbours: the train answers most like the option, and whether their clues
         # look like this one (sow ~ boar, piglet, whose clues use 'pig', as this one does).
-        option_sims = np.where(excluded[None, :], -1.0, options @ answer_vectors.T)
-        near, w = _soft_top(option_sims, self.neighbours)
-        query_hints, rest = set(q.hints), set(q.hints[1:])
-        idf = {h: max(0.0, math.log(len(ref.answers) / (1 + len(ref.rows_with_hint(h))))) for h in query_hints}
-        idf_total = sum(idf.values()) or 1.0
-        neighbour_hints = [[set(ref.clue_hints[j]) for j in row] for row in near]
-        cols["rev_clue"] = (w * (clue_vectors @ clue)[near]).sum(axis=1)
-        cols["rev_hints"] = (w * [[len(query_hints & h) / len(query_hints) for h in row] for row in neighbour_hints]).sum(axis=1)
-        cols["rev_first"] = (w * [[float(q.hints[0] in h) for h in row] for row in neighbour_hints]).sum(axis=1)
-        cols["rev_rest"] = (w * [[float(bool(rest & h)) for h in row] for row in neighbour_hints]).sum(axis=1)
-        cols["rev_idf"] = (w * [[sum(idf[x] for x in query_hints & h) / idf_total for h in row] for row in neighbour_hints]).sum(axis=1)
+        near, w = _soft_top(np.where(excluded[None, :], -1.0, option_answer), self.neighbours)
+        cols["rev_clue"] = (w * clue_clue[near]).sum(axis=1)
+        for name, values in match.items():
+            cols[f"rev_{name}"] = (w * values[near]).sum(axis=1)
         return {f"assoc_{space}_{name}": values for name, values in cols.items()}
 
     def _hint_answer_columns(
-        self, q: Query, options: np.ndarray, answer_vectors: np.ndarray, excluded: np.ndarray
+        self, q: Query, option_answer: np.ndarray, answer_vectors: np.ndarray, excluded: np.ndarray
     ) -> dict[str, np.ndarray]:
         """The option's cosine to the centroid of the answers of train clues using each of this
         clue's descriptions, and to the nearest of those answers.
@@ -438,17 +455,11 @@ class FeatureExtractor:
         vocabulary) gives the neutral 0.
         """
         assert self.reference_ is not None
-        zero = np.zeros(len(q.options))
-        per_hint = []
-        for hint in q.hints:
-            rows = self.reference_.rows_with_hint(hint)
-            rows = rows[~excluded[rows]]
-            if len(rows) == 0:
-                per_hint.append((zero, zero))
-                continue
-            answers = answer_vectors[rows]
-            per_hint.append((options @ _unit(answers.mean(axis=0)), (options @ answers.T).max(axis=1)))
-        rest = per_hint[1:] or [(zero, zero)]
+        per_hint = [
+            _centroid_and_nearest(option_answer, answer_vectors, _kept(self.reference_.rows_with_hint(h), excluded))
+            for h in q.hints
+        ]
+        rest = per_hint[1:] or [(np.zeros(len(q.options)), np.zeros(len(q.options)))]
         return {
             "hint_first": per_hint[0][0],
             "hint_rest": np.max([c for c, _ in rest], axis=0),
@@ -457,25 +468,36 @@ class FeatureExtractor:
             "hint_nn_rest": np.max([n for _, n in rest], axis=0),
         }
 
-    def _pair_columns(self, q: Query, options: np.ndarray, excluded: np.ndarray) -> dict[str, np.ndarray]:
+    def _pair_columns(self, q: Query, option_answer: np.ndarray, excluded: np.ndarray) -> dict[str, np.ndarray]:
         """Train clues sharing the first description and at least one later one with this clue
         (same classifier, same specifier): the option's cosine to their answers' centroid and to
         the nearest of them, and how many there are (0 = no such clue)."""
         assert self.reference_ is not None
         ref = self.reference_
-        first = ref.rows_with_hint(q.hints[0])
         later = np.concatenate([ref.rows_with_hint(h) for h in q.hints[1:]] or [np.zeros(0, dtype=int)])
-        rows = np.intersect1d(first, later)
-        rows = rows[~excluded[rows]]
-        if len(rows) == 0:
-            zero = np.zeros(len(q.options))
-            return {"assoc_pair_centroid": zero, "assoc_pair_nn": zero, "assoc_pair_count": zero}
-        answers = ref.answer_vectors["base"][rows]
+        rows = _kept(np.intersect1d(ref.rows_with_hint(q.hints[0]), later), excluded)
+        centroid, nearest = _centroid_and_nearest(option_answer, ref.answer_vectors["base"], rows)
         return {
-            "assoc_pair_centroid": options @ _unit(answers.mean(axis=0)),
-            "assoc_pair_nn": (options @ answers.T).max(axis=1),
+            "assoc_pair_centroid": centroid,
+            "assoc_pair_nn": nearest,
             "assoc_pair_count": np.full(len(q.options), float(len(rows))),
         }
+
+
+def _kept(rows: np.ndarray, excluded: np.ndarray) -> np.ndarray:
+    return rows[~excluded[rows]]
+
+
+def _centroid_and_nearest(option_answer: np.ndarray, answer_vectors: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each option's cosine to the centroid of the train answers `rows`, and to the nearest of
+    them, read from the option x answer cosines (cos to a centroid = summed dot products over
+    the norm of the summed vectors); zeros when there are no rows."""
+    if len(rows) == 0:
+        zero = np.zeros(option_answer.shape[0])
+        return zero, zero
+    sims = option_answer[:, rows]
+    norm = max(float(np.linalg.norm(answer_vectors[rows].sum(axis=0))), 1e-12)
+    return sims.sum(axis=1) / norm, sims.max(axis=1)
 
 
 _THREADPOOLS = None
@@ -489,10 +511,6 @@ def _one_blas_thread():
 
         _THREADPOOLS = ThreadpoolController()
     return _THREADPOOLS.limit(limits=1, user_api="blas")
-
-
-def _unit(vector: np.ndarray) -> np.ndarray:
-    return vector / max(float(np.linalg.norm(vector)), 1e-12)
 
 
 def _soft_top(sims: np.ndarray, k: int, temperature: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
