@@ -25,7 +25,7 @@ from pictorank.ranker import (
     seed_text,
     to_queries,
 )
-from pictorank.versions import library_versions
+from pictorank.versions import FORMAT_VERSION, library_versions
 
 
 @pytest.fixture(scope="module")
@@ -174,5 +174,5 @@ def test_load_ranker_version_mismatch(tmp_path: Path) -> None:
         load_ranker(directory)
     versions = library_versions() | {"format": 99}
     write_config(tmp_path, {"method": "cosine", "params": {}, "versions": versions})
-    with pytest.raises(ModelError, match="model format 99, this pictorank reads format 1"):
+    with pytest.raises(ModelError, match=f"model format 99, this pictorank reads format {FORMAT_VERSION}"):
         load_ranker(directory)
