@@ -386,10 +386,9 @@ class FeatureExtractor:
             option_answer[space] = options @ ref.answer_vectors[space].T
             clue_clue = ref.clue_vectors[space] @ clue
             cols.update(self._neighbour_columns(space, q, option_answer[space], clue_clue, match, excluded))
-            if space == "base":
-                joined = options @ clue
         cols.update(self._pair_columns(q, option_answer["base"], excluded))
         # Hubness: options close to many clues win by default; CSLS subtracts that.
+        joined = self.base_encoder.encode(list(q.options)) @ self.base_encoder.encode([joined_text(q.hints)])[0]
         hub = np.array([self._hub_cache[o] for o in q.options])
         cols["hub_option"] = hub
         cols["hub_csls"] = 2 * joined - hub
