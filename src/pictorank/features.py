@@ -15,7 +15,7 @@ what the ablations of bench/quality.py drop:
   PMI; nearest train clues and their answers; what each description has meant in train (the
   centroid of the answers of clues using it, matched by text); reverse neighbours (the train
   answers nearest to the option, and whether their clues use this clue's descriptions); clues
-  sharing both the first and a later description. Worth about 5 points of val Hits@1 together;
+  sharing both the first and a later description. Worth about 4 points of val Hits@1 together;
 - ``hub_*``: hubness of the option (how close it is to every clue, CSLS-style).
 
 `FeatureExtractor.fit` learns the position weights, the association tables and the reference
