@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml
 	touch $@
 
 # The default learned model is retrained only when the training files or the modules it is made
-# of change (about 10-15 minutes on 2 cores; fine-tuned encoders are cached in PICTORANK_CACHE_DIR).
+# of change (about 9 minutes on 2 cores when idle; fine-tuned encoders are cached in PICTORANK_CACHE_DIR).
 MODEL     := models/default
 MODEL_SRC := $(addprefix src/pictorank/,features.py train.py learned.py finetune.py encoder.py ranker.py data.py)
 

@@ -122,7 +122,8 @@ def _write_report(args: argparse.Namespace, puzzles, rankings_by_method, vocab, 
         path = write_report(args.report, puzzles, rankings_by_method, vocab, info)
     except OSError as exc:
         raise DataError(args.report, None, None, f"cannot write the report ({exc.strerror or exc})") from None
-    print(f"wrote {path}", file=sys.stderr)
+    if not args.quiet:
+        print(f"wrote {path}", file=sys.stderr)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
