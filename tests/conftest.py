@@ -13,8 +13,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # busy CPU (see pictorank.encoder._offline).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "data" / "bliss"
+from helpers import DATA, SMALL_STOP_ROWS, SMALL_TRAIN_ROWS
 
 
 @pytest.fixture(scope="session")
@@ -24,21 +23,21 @@ def data_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def vocab():
-    from pictorank.data import load_hints
+    from pictorank.puzzles import load_hints
 
     return load_hints(DATA / "hint_descriptions.csv")
 
 
 @pytest.fixture(scope="session")
 def val_puzzles(vocab):
-    from pictorank.data import load_puzzles
+    from pictorank.puzzles import load_puzzles
 
     return load_puzzles(DATA / "val.csv", vocab)
 
 
 @pytest.fixture(scope="session")
 def train_puzzles(vocab):
-    from pictorank.data import load_puzzles
+    from pictorank.puzzles import load_puzzles
 
     return load_puzzles(DATA / "train.csv", vocab)
 
@@ -59,38 +58,7 @@ def encoder(base_model):
     return Encoder(model=base_model, model_id=base_model_version())
 
 
-@pytest.fixture(scope="session")
-def api_service(encoder):
-    """The HTTP service's ranking core over the session encoder, built once and self-tested.
-
-    The open-vocabulary index holds val's words only, to keep start-up short in tests.
-    """
-    from pictorank.api.service import build_service
-    from pictorank.api.settings import Settings
-
-    service = build_service(Settings(vocabulary_files=[DATA / "val.csv"]), encoder=encoder)
-    service.self_test()
-    return service
-
-
-@pytest.fixture(scope="session")
-def api_app(api_service):
-    from pictorank.api.app import create_app
-    from pictorank.api.settings import Settings
-
-    return create_app(Settings(), service=api_service)
-
-
-@pytest.fixture(scope="session")
-def api_client(api_app):
-    from fastapi.testclient import TestClient
-
-    with TestClient(api_app) as client:
-        yield client
-
-
 # -- learned ranker (tests/test_learned.py, test_transfer.py) ---------------------------------
-SMALL_TRAIN_ROWS, SMALL_STOP_ROWS = 600, 150  # val[:150] stops LightGBM early, val[150:] is held out
 
 
 @pytest.fixture(scope="session")
@@ -105,7 +73,7 @@ def small_config():
 @pytest.fixture(scope="session")
 def small_tables(encoder, vocab, train_puzzles, val_puzzles, small_config):
     """OOF feature tables of a train slice (the expensive part, built once per session)."""
-    from pictorank.ranker import to_queries
+    from pictorank.puzzles import to_queries
     from pictorank.train import build_tables
 
     train = to_queries(train_puzzles[:SMALL_TRAIN_ROWS], vocab)

@@ -10,7 +10,11 @@ import subprocess
 from pathlib import Path
 from typing import Sequence
 
-from pictorank.data import PUZZLE_COLUMNS
+from pictorank.puzzles import PUZZLE_COLUMNS
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "data" / "bliss"
+SMALL_TRAIN_ROWS, SMALL_STOP_ROWS = 600, 150  # val[:150] stops LightGBM early, val[150:] is held out
 
 HINTS_CSV = 'hintID,description\n1,animal\n2,"water, sea, ocean"\n3,"hair, ""fur"""\n4,fire\n'
 

@@ -19,7 +19,7 @@ from helpers import puzzle_row, write_hints, write_rows
 
 from pictorank import encoder as encoder_module
 from pictorank.cli import build_parser, main
-from pictorank.data import validate_submission
+from pictorank.submission import validate_submission
 
 BASELINE_SEED_SCORE, BASELINE_SEED_HITS1 = 0.9649, 0.620  # the task statement's seed on val
 

@@ -124,7 +124,8 @@ def test_one_string_at_a_time_does_not_rewrite_the_cache_each_call(tmp_path: Pat
 
 
 def test_seed_ranker_persists_every_string(tmp_path: Path) -> None:
-    from pictorank.ranker import Query, SeedRanker
+    from pictorank.query import Query
+    from pictorank.ranker import SeedRanker
 
     queries = [Query(("animal", f"hint {i}"), (f"o{i}", f"o{i + 1}", "x")) for i in range(30)]
     SeedRanker(Encoder(model=StubModel(), model_id="stub", cache_dir=tmp_path)).rank(queries)

@@ -13,22 +13,24 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
-from pictorank.data import DataError, load_hints, load_puzzles, validate_submission, write_submission
+from pictorank.api.serve import add_serve_parser
+from pictorank.config import default_cache_dir, use_offline_environment
+from pictorank.encoder import Encoder
+from pictorank.errors import DataError, PictorankError, UsageError
+from pictorank.evaluation import evaluate_rankings, format_table
+from pictorank.evaluation.report import write_report
+from pictorank.puzzles import HintVocabulary, Puzzle, load_hints, load_puzzles
+from pictorank.ranker import DEFAULT_METHOD, METHODS, Ranker, load_ranker, make_ranker, rank_puzzles
+from pictorank.submission import MAX_ANSWERS, validate_submission, write_submission
+from pictorank.train import TrainConfig, train_command
 
 EXIT_BAD_INPUT = 2
-METHODS = ("seed", "cosine")
-
-
-def default_cache_dir() -> Path:
-    """Embeddings cached on disk, keyed by model and text: `PICTORANK_CACHE_DIR` or ~/.cache."""
-    env = os.environ.get("PICTORANK_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "pictorank"
 
 
 def _add_ranker_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hints", required=True, help="hint_descriptions.csv (hintID,description)")
     choice = parser.add_mutually_exclusive_group()
-    choice.add_argument("--method", choices=METHODS, help="unlearned method (default: cosine)")
+    choice.add_argument("--method", choices=METHODS, help=f"unlearned method (default: {DEFAULT_METHOD})")
     choice.add_argument("--model", help="a model directory made by `pictorank train`")
     _add_cache_args(parser)
 
@@ -42,25 +44,24 @@ def _add_cache_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bars or messages")
 
 
-def build_encoder(args: argparse.Namespace):
+def _cache_dir(args: argparse.Namespace) -> Path | None:
+    return None if args.no_cache else Path(args.cache_dir) if args.cache_dir else default_cache_dir()
+
+
+def build_encoder(args: argparse.Namespace) -> Encoder:
     """The base-model encoder with the on-disk cache the user asked for (shared by rankers)."""
-    from pictorank.encoder import Encoder
-
-    cache_dir = None if args.no_cache else (args.cache_dir or default_cache_dir())
-    return Encoder(cache_dir=cache_dir)
+    return Encoder(cache_dir=_cache_dir(args))
 
 
-def build_ranker(args: argparse.Namespace, encoder=None):
+def build_ranker(args: argparse.Namespace, encoder: Encoder | None = None) -> Ranker:
     """The ranker the user asked for: a saved model directory, or an unlearned method."""
-    from pictorank.ranker import load_ranker, make_ranker
-
     encoder = encoder or build_encoder(args)
     if args.model:
         return load_ranker(args.model, encoder=encoder)
-    return make_ranker(args.method or "cosine", encoder=encoder)
+    return make_ranker(args.method or DEFAULT_METHOD, encoder=encoder)
 
 
-def _load_input(args: argparse.Namespace, require_answers: bool):
+def _load_input(args: argparse.Namespace, require_answers: bool) -> tuple[HintVocabulary, list[Puzzle]]:
     """The hint vocabulary and the puzzles of `--input`, checked."""
     vocab = load_hints(args.hints)
     puzzles = load_puzzles(args.input, vocab)
@@ -69,15 +70,19 @@ def _load_input(args: argparse.Namespace, require_answers: bool):
     return vocab, puzzles
 
 
-def _timed_rank(args: argparse.Namespace, ranker, puzzles, vocab):
-    from pictorank.ranker import rank_puzzles
-
+def _timed_rank(
+    args: argparse.Namespace, ranker: Ranker, puzzles: list[Puzzle], vocab: HintVocabulary
+) -> tuple[list[list[str]], float]:
+    """Every puzzle's full ranking and the seconds it took; then the new embeddings go to disk."""
     started = time.perf_counter()
     rankings = rank_puzzles(ranker, puzzles, vocab, progress=not args.quiet)
-    return rankings, time.perf_counter() - started
+    seconds = time.perf_counter() - started
+    for encoder in ranker.encoders():
+        encoder.flush()
+    return rankings, seconds
 
 
-def _rank_file(args: argparse.Namespace, require_answers: bool):
+def _rank_file(args: argparse.Namespace, require_answers: bool) -> tuple[Ranker, list[Puzzle], list[list[str]], float]:
     vocab, puzzles = _load_input(args, require_answers)
     ranker = build_ranker(args)
     rankings, seconds = _timed_rank(args, ranker, puzzles, vocab)
@@ -85,8 +90,6 @@ def _rank_file(args: argparse.Namespace, require_answers: bool):
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
-    from pictorank.data import MAX_ANSWERS
-
     ranker, puzzles, rankings, seconds = _rank_file(args, require_answers=False)
     write_submission(args.output, puzzles, [r[:MAX_ANSWERS] for r in rankings])
     if not args.quiet:
@@ -95,8 +98,6 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from pictorank.evaluate import evaluate_rankings, format_table
-
     vocab, puzzles = _load_input(args, require_answers=True)
     ranker = build_ranker(args)
     rankings, seconds = _timed_rank(args, ranker, puzzles, vocab)
@@ -113,9 +114,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_report(args: argparse.Namespace, puzzles, rankings_by_method, vocab, seconds: dict[str, float]) -> None:
-    from pictorank.report import write_report
-
+def _write_report(
+    args: argparse.Namespace, puzzles: list[Puzzle], rankings_by_method: dict[str, list[list[str]]],
+    vocab: HintVocabulary, seconds: dict[str, float],
+) -> None:
     timings = ", ".join(f"{name} {s:.2f} s" for name, s in seconds.items())
     info = {"input": args.input, "hints": args.hints, "ranking time": timings}
     try:
@@ -128,15 +130,12 @@ def _write_report(args: argparse.Namespace, puzzles, rankings_by_method, vocab, 
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """Several methods and models on the same file: one table, and optionally one report."""
-    from pictorank.evaluate import evaluate_rankings, format_table
-    from pictorank.ranker import load_ranker, make_ranker
-
     vocab, puzzles = _load_input(args, require_answers=True)
     encoder = build_encoder(args)  # one model load and one cache for every base-model method
     rankers = {m: make_ranker(m, encoder=encoder) for m in args.methods or ()}
     rankers.update({d: load_ranker(d, encoder=encoder) for d in args.models or ()})
     if not rankers:
-        raise DataError(args.input, None, None, "nothing to compare: give --methods and/or --models")
+        raise UsageError("nothing to compare: give --methods and/or --models")
     rankings, seconds = {}, {}
     for name, ranker in rankers.items():
         rankings[name], seconds[name] = _timed_rank(args, ranker, puzzles, vocab)
@@ -153,10 +152,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_train(args: argparse.Namespace) -> int:
     """Train the learned ranker (pictorank.train) and write its model directory."""
-    from pictorank.encoder import Encoder
-    from pictorank.train import TrainConfig, train_command
-
-    cache_dir = None if args.no_cache else (args.cache_dir or default_cache_dir())
+    cache_dir = _cache_dir(args)
     config = TrainConfig(finetune=not args.no_finetune, seed=args.seed)
     log = (lambda message: None) if args.quiet else (lambda message: print(message, file=sys.stderr))
     metadata = train_command(args.train, args.val, args.hints, args.out, config, Encoder(cache_dir=cache_dir), log)
@@ -225,16 +221,13 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--input", required=True, help="the puzzles CSV it answers")
     validate.set_defaults(func=cmd_validate)
 
-    from pictorank.api.serve import add_serve_parser
-
     add_serve_parser(commands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from pictorank.ranker import ModelError
-
     args = build_parser().parse_args(argv)
+    use_offline_environment()
     if getattr(args, "quiet", False):
         # Read by huggingface_hub when transformers is first imported (below, lazily): it also
         # silences transformers' "Loading weights" bar, which ignores our own progress flag.
@@ -242,7 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler: Callable[[argparse.Namespace], int] = args.func
     try:
         return handler(args)
-    except (DataError, ModelError) as exc:
+    except PictorankError as exc:
         print(f"pictorank: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:

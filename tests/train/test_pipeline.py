@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from pictorank.cli import main
-from pictorank.finetune import FinetuneParams, finetune, weights_digest
-from pictorank.ranker import to_queries
+from pictorank.train.finetune import FinetuneParams, finetune, weights_digest
+from pictorank.puzzles import to_queries
 from pictorank.train import TrainConfig, answer_folds, fit_ranker_from_tables, labels_and_sizes
 
 

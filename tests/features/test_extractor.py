@@ -14,7 +14,8 @@ from pictorank.features import (
     synonyms,
     tokens,
 )
-from pictorank.ranker import Query, to_queries
+from pictorank.puzzles import to_queries
+from pictorank.query import Query
 
 TOY_TRAIN = [
     Query(("flower", "sun"), ("sunflower", "car", "bread", "boat"), "sunflower"),

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pictorank.data import HintVocabulary, Puzzle
+from pictorank.puzzles import HintVocabulary, Puzzle
 from pictorank.encoder import Encoder
-from pictorank.evaluate import evaluate_rankings
+from pictorank.evaluation.evaluate import evaluate_rankings
 from pictorank.ranker import (
     CONFIG_FILE,
     CosineRanker,
@@ -25,7 +25,7 @@ from pictorank.ranker import (
     seed_text,
     to_queries,
 )
-from pictorank.versions import FORMAT_VERSION, library_versions
+from pictorank.artifacts import FORMAT_VERSION, library_versions
 
 
 @pytest.fixture(scope="module")

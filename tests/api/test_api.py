@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from pictorank.api.app import create_app
 from pictorank.api.schemas import MAX_BATCH, MAX_HINTS, MAX_OPTIONS, MAX_TEXT_LENGTH
 from pictorank.api.settings import Settings, bundled_data_dir
-from pictorank.data import HintVocabulary, Puzzle
+from pictorank.puzzles import HintVocabulary, Puzzle
 from pictorank.ranker import rank_puzzles
 
 
@@ -223,7 +223,8 @@ def test_without_memo_every_request_encodes_again(encoder) -> None:
 
 def test_saved_vocabulary_index_is_loaded_from_the_model_dir(tmp_path, encoder, api_service) -> None:
     from pictorank.api.service import INDEX_FILE, build_service
-    from pictorank.ranker import CosineRanker, ModelError
+    from pictorank.errors import ModelError
+    from pictorank.ranker import CosineRanker
 
     model_dir = tmp_path / "model"
     CosineRanker(encoder=encoder).save(model_dir)

@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from pictorank.data import Puzzle
-from pictorank.evaluate import evaluate_rankings
-from pictorank.metrics import answer_rank, hits_at_k, ndcg_at_k, reciprocal_rank, task_score
+from pictorank.puzzles import Puzzle
+from pictorank.evaluation.evaluate import evaluate_rankings
+from pictorank.evaluation.metrics import answer_rank, hits_at_k, ndcg_at_k, reciprocal_rank, task_score
 
 
 def test_answer_rank() -> None:

@@ -12,7 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pictorank import data
-from pictorank.data import DataError, Puzzle, load_hints, load_puzzles, validate_submission, write_submission
+from pictorank.errors import DataError
+from pictorank.puzzles import Puzzle, load_hints, load_puzzles
+from pictorank.submission import validate_submission, write_submission
 
 
 @pytest.fixture

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from pictorank.data import Puzzle
-from pictorank.evaluate import evaluate_rankings, format_table, summarise
+from pictorank.puzzles import Puzzle
+from pictorank.evaluation.evaluate import evaluate_rankings, format_table, summarise
 
 PUZZLES = [
     Puzzle("a", 1, (1,), ("x", "y", "z", "w"), "x"),

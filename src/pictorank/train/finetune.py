@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from pictorank.ranker import Query, joined_text
+from pictorank.query import Query, joined_text
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer

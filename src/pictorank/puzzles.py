@@ -1,8 +1,9 @@
-"""The task's files: puzzles, the hint vocabulary, and the submission writer and validator.
+"""The task's input files: puzzles (train/val/test CSVs) and the hint vocabulary, and the step
+from a puzzle's hint ids to the :class:`~pictorank.query.Query` a ranker reads.
 
-Everything that crosses the boundary of the program is checked here, once, so the rest of the
-package can trust its inputs. Every problem is reported as a :class:`DataError` naming the file,
-the row (its datapointID, or its line number when there is none) and the column.
+Everything that enters the program is checked here, once, so the rest of the package can trust
+its inputs. Every problem is reported as a :class:`DataError` naming the file, the row (its
+datapointID, or its line number when there is none) and the column.
 """
 
 from __future__ import annotations
@@ -11,35 +12,15 @@ import csv
 import io
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Sequence
 
-MAX_ANSWERS = 10
+from pictorank.errors import DataError
+from pictorank.query import Query
+
 PUZZLE_COLUMNS = ("datapointID", "subtaskID", "hints", "hints_json", "options", "options_json")
 HINT_COLUMNS = ("hintID", "description")
-SUBMISSION_COLUMNS = ("datapointID", "subtaskID", "answer")
-
-
-class DataError(ValueError):
-    """An input file breaks the data contract; the message names file, row and column."""
-
-    def __init__(self, file: str | os.PathLike, row: str | None, column: str | None, problem: str):
-        self.file = str(file)
-        self.row = row
-        self.column = column
-        self.problem = problem
-        super().__init__(f"{', '.join([self.file, *self.location()])}: {problem}")
-
-    def location(self) -> list[str]:
-        """The row and column parts of the message, when known."""
-        where = []
-        if self.row is not None:
-            where.append(f"row {self.row}")
-        if self.column is not None:
-            where.append(f"column {self.column}")
-        return where
 
 
 @dataclass(frozen=True)
@@ -73,7 +54,7 @@ class HintVocabulary:
         return len(self.descriptions)
 
 
-def _read_csv(path: str | os.PathLike, required: Sequence[str]) -> list[tuple[int, dict[str, str]]]:
+def read_csv(path: str | os.PathLike, required: Sequence[str]) -> list[tuple[int, dict[str, str]]]:
     """Read a CSV as (line number, {column: text}) records, insisting on UTF-8 and on the columns.
 
     The csv module rather than pandas: pandas silently turns a row with one field too many into
@@ -117,7 +98,7 @@ def _read_csv(path: str | os.PathLike, required: Sequence[str]) -> list[tuple[in
 def load_hints(path: str | os.PathLike) -> HintVocabulary:
     """Load `hint_descriptions.csv` (hintID,description; descriptions may be CSV-quoted)."""
     descriptions: dict[int, str] = {}
-    for line, record in _read_csv(path, HINT_COLUMNS):
+    for line, record in read_csv(path, HINT_COLUMNS):
         raw_id, description = record["hintID"], record["description"]
         row = f"line {line}"
         try:
@@ -134,7 +115,8 @@ def load_hints(path: str | os.PathLike) -> HintVocabulary:
     return HintVocabulary(descriptions)
 
 
-def _split_pipe(text: str) -> list[str]:
+def split_pipe(text: str) -> list[str]:
+    """The fields of a pipe-joined column; an empty column has none."""
     return text.split("|") if text != "" else []
 
 
@@ -153,7 +135,7 @@ def _parse_hints(path: Path, row: str, piped: str, as_json: str, vocab: HintVoca
     if not all(isinstance(h, int) and not isinstance(h, bool) for h in from_json):
         raise DataError(path, row, "hints_json", "hint ids must be integers")
     try:
-        from_pipe = [int(h) for h in _split_pipe(piped)]
+        from_pipe = [int(h) for h in split_pipe(piped)]
     except ValueError:
         raise DataError(path, row, "hints", f"hint ids must be integers: {piped!r}") from None
     if from_pipe != from_json:
@@ -176,7 +158,7 @@ def _parse_options(path: Path, row: str, piped: str, as_json: str) -> tuple[str,
         # The `options` column and submission.csv both join options with '|': such an option
         # could never be written back unambiguously, so it is refused at the door.
         raise DataError(path, row, "options_json", f"option contains '|', which separates options: {piped_options[0]!r}")
-    if _split_pipe(piped) != from_json:
+    if split_pipe(piped) != from_json:
         raise DataError(path, row, "options", "disagrees with options_json")
     if not from_json:
         raise DataError(path, row, "options", "no options")
@@ -194,7 +176,7 @@ def load_puzzles(path: str | os.PathLike, hints: HintVocabulary | None = None) -
     When `hints` is given, every hint id must be in it (so ranking can never hit an unknown id).
     """
     path = Path(path)
-    records = _read_csv(path, PUZZLE_COLUMNS)
+    records = read_csv(path, PUZZLE_COLUMNS)
     puzzles: list[Puzzle] = []
     seen: set[str] = set()
     for line, record in records:
@@ -219,87 +201,6 @@ def load_puzzles(path: str | os.PathLike, hints: HintVocabulary | None = None) -
     return puzzles
 
 
-def submission_problems(puzzles: Sequence[Puzzle], answers: Sequence[Sequence[str]]) -> list[str]:
-    """Every way `answers` (one ranked list per puzzle, in order) breaks the output rules."""
-    problems: list[str] = []
-    if len(answers) != len(puzzles):
-        problems.append(f"{len(answers)} answer rows for {len(puzzles)} puzzles")
-    for puzzle, ranked in zip(puzzles, answers):
-        where = f"row {puzzle.datapoint_id}, column answer"
-        if not 1 <= len(ranked) <= MAX_ANSWERS:
-            problems.append(f"{where}: {len(ranked)} options, expected 1 to {MAX_ANSWERS}")
-        if len(set(ranked)) != len(ranked):
-            problems.append(f"{where}: repeated options")
-        foreign = [o for o in ranked if o not in puzzle.options]
-        if foreign:
-            problems.append(f"{where}: not among the row's options: {foreign}")
-    return problems
-
-
-def write_submission(path: str | os.PathLike, puzzles: Sequence[Puzzle], answers: Sequence[Sequence[str]]) -> None:
-    """Write submission.csv atomically, after checking every output rule.
-
-    Options may contain '|' only if the task allowed it; it does not, so such an option is an error
-    here rather than a silently unparseable file.
-    """
-    problems = submission_problems(puzzles, answers)
-    piped = [o for ranked in answers for o in ranked if "|" in o]
-    if piped:
-        problems.append(f"options containing '|' cannot be written: {piped[:3]}")
-    if problems:
-        raise DataError(path, None, None, "invalid submission: " + "; ".join(problems[:5]))
-    rows = [
-        {"datapointID": p.datapoint_id, "subtaskID": p.subtask_id, "answer": "|".join(ranked)}
-        for p, ranked in zip(puzzles, answers)
-    ]
-    _atomic_write_csv(Path(path), SUBMISSION_COLUMNS, rows)
-
-
-def _atomic_write_csv(path: Path, columns: Iterable[str], rows: list[dict]) -> None:
-    """Write to a temporary file beside `path`, then rename: readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=list(columns))
-            writer.writeheader()
-            writer.writerows(rows)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def validate_submission(submission_path: str | os.PathLike, input_path: str | os.PathLike) -> list[str]:
-    """Check a written submission.csv against its input file; returns every violation found.
-
-    A bad input file raises DataError (nothing can be checked); a submission that cannot even be
-    read as the output format (wrong columns, not UTF-8) is itself a violation and is returned.
-    """
-    puzzles = load_puzzles(input_path)
-    try:
-        records = _read_csv(submission_path, SUBMISSION_COLUMNS)
-    except DataError as exc:
-        where = ", ".join(exc.location())
-        return [f"{where}: {exc.problem}" if where else exc.problem]
-    problems: list[str] = []
-    by_id = {p.datapoint_id: p for p in puzzles}
-    seen: set[str] = set()
-    for line, record in records:
-        datapoint_id = record["datapointID"].strip()
-        where = f"row {datapoint_id or f'line {line}'}"
-        puzzle = by_id.get(datapoint_id)
-        if puzzle is None:
-            problems.append(f"{where}, column datapointID: not in {Path(input_path).name}")
-            continue
-        if datapoint_id in seen:
-            problems.append(f"{where}, column datapointID: duplicate row")
-            continue
-        seen.add(datapoint_id)
-        if record["subtaskID"] != str(puzzle.subtask_id):
-            problems.append(f"{where}, column subtaskID: {record['subtaskID']!r}, expected {puzzle.subtask_id}")
-        problems.extend(submission_problems([puzzle], [_split_pipe(record["answer"])]))
-    missing = [p.datapoint_id for p in puzzles if p.datapoint_id not in seen]
-    if missing:
-        problems.append(f"{len(missing)} input rows have no submission row, first: {missing[:3]}")
-    return problems
+def to_queries(puzzles: Sequence[Puzzle], vocab: HintVocabulary) -> list[Query]:
+    """Replace each puzzle's hint ids by their descriptions: what rankers read."""
+    return [Query(tuple(vocab.describe(p.hints)), p.options, p.answer) for p in puzzles]

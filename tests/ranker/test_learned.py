@@ -9,10 +9,13 @@ import shutil
 import numpy as np
 import pytest
 
-from conftest import SMALL_STOP_ROWS
+from helpers import SMALL_STOP_ROWS
 from pictorank.encoder import Encoder
-from pictorank.evaluate import evaluate_rankings
-from pictorank.ranker import CosineRanker, ModelError, Query, load_ranker, to_queries
+from pictorank.evaluation.evaluate import evaluate_rankings
+from pictorank.errors import ModelError
+from pictorank.puzzles import to_queries
+from pictorank.query import Query
+from pictorank.ranker import CosineRanker, load_ranker
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +96,7 @@ def test_missing_finetuned_encoder_is_refused(small_learned, base_model, tmp_pat
 
 
 def test_unfitted_ranker_says_so(encoder):
-    from pictorank.learned import LearnedRanker
+    from pictorank.ranker import LearnedRanker
 
     with pytest.raises(RuntimeError, match="not fitted"):
         LearnedRanker(encoder).score([Query(("sun",), ("a", "b"))])

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from helpers import free_port, stop_process
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "bliss"
+DATA = Path(__file__).resolve().parents[2] / "data" / "bliss"
 PICTORANK = [str(Path(sys.executable).with_name("pictorank"))]  # the installed console script
 
 

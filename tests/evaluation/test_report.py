@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from pictorank.data import DataError, HintVocabulary, Puzzle
-from pictorank.report import build_metrics, write_report
+from pictorank.errors import DataError
+from pictorank.puzzles import HintVocabulary, Puzzle
+from pictorank.evaluation.report import build_metrics, write_report
 
 VOCAB = HintVocabulary({1: "animal", 2: "water", 3: "hair", 4: "flower", 5: "sun"})
 PUZZLES = [
@@ -81,7 +82,7 @@ def test_rewrite_replaces_old_report_and_failure_keeps_it(tmp_path: Path, monkey
     def broken_html(metrics):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr("pictorank.report.render_html", broken_html)
+    monkeypatch.setattr("pictorank.evaluation.report.render_html", broken_html)
     with pytest.raises(RuntimeError):
         write_report(out, PUZZLES, {"good": GOOD}, VOCAB)
     assert list(json.loads((out / "metrics.json").read_text())["methods"]) == ["bad"]  # old report intact

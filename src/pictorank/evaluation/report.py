@@ -5,7 +5,7 @@ and PNG plots next to them (relative links, no CDN: the folder can be copied or 
 Everything is written into a temporary folder beside DIR which then replaces DIR, so a crash
 half-way never leaves a half report behind.
 
-The metrics come from :func:`pictorank.evaluate.evaluate_rankings`; this module only groups,
+The metrics come from :func:`pictorank.evaluation.evaluate.evaluate_rankings`; this module only groups,
 plots and lays them out.
 """
 
@@ -14,15 +14,15 @@ from __future__ import annotations
 import html
 import json
 import os
-import shutil
-import tempfile
 from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from pictorank.data import DataError, HintVocabulary, Puzzle
-from pictorank.evaluate import evaluate_rankings, summarise
+from pictorank.artifacts import replacing_dir
+from pictorank.errors import DataError
+from pictorank.evaluation.evaluate import evaluate_rankings, summarise
+from pictorank.puzzles import HintVocabulary, Puzzle
 
 METRIC_NAMES = ("score", "hits@10", "ndcg@10", "hits@1", "mrr")
 METRIC_LABELS = {"score": "score", "hits@10": "Hits@10", "ndcg@10": "NDCG@10", "hits@1": "Hits@1", "mrr": "MRR"}
@@ -334,22 +334,6 @@ options, with the hint descriptions in clue order and what was ranked first inst
 # ----------------------------------------------------------------------------------------------
 
 
-def _replace_dir(new: Path, target: Path) -> None:
-    """Put the finished folder `new` at `target`, swapping out an older report if there is one."""
-    if not target.exists():
-        os.replace(new, target)
-        return
-    old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
-    old.rmdir()
-    os.replace(target, old)
-    try:
-        os.replace(new, target)
-    except BaseException:
-        os.replace(old, target)
-        raise
-    shutil.rmtree(old, ignore_errors=True)
-
-
 def write_report(
     directory: str | os.PathLike,
     puzzles: Sequence[Puzzle],
@@ -370,16 +354,9 @@ def write_report(
         raise DataError(target, None, None, f"cannot create the report folder: {blocking} is a file")
     metrics = build_metrics(puzzles, rankings_by_method, vocab)
     metrics["info"] = {"generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), **dict(info or {})}
-    target.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
-    os.chmod(work, 0o755)  # mkdtemp makes it private; a report is meant to be read and served
-    try:
+    with replacing_dir(target) as work:
         for name, plot in PLOTS.items():
             plot(metrics, work / name)
         (work / "metrics.json").write_text(json.dumps(metrics, indent=2), encoding="utf-8")
         (work / "report.html").write_text(render_html(metrics), encoding="utf-8")
-        _replace_dir(work, target)
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
     return target / "report.html"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pictorank.ranker import ModelError
-from pictorank.versions import FORMAT_VERSION, check_versions, library_versions
+from pictorank.errors import ModelError
+from pictorank.artifacts import FORMAT_VERSION, check_versions, library_versions
 
 
 def test_library_versions() -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Sequence
 
-from pictorank.data import Puzzle
-from pictorank.metrics import METRICS, answer_rank
+from pictorank.evaluation.metrics import METRICS, answer_rank
+from pictorank.puzzles import Puzzle
 
 
 def summarise(ranks: Sequence[int | None]) -> dict[str, float]:

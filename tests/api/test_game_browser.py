@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "reports" / "screenshots"
 PHONE = {"width": 390, "height": 844}
 START_TIMEOUT = 240  # seconds: loading torch and encoding the vocabulary on a busy 2-core machine

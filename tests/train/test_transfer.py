@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from pictorank.data import load_hints, load_puzzles
-from pictorank.evaluate import evaluate_rankings
-from pictorank.ranker import CosineRanker, to_queries
+from pictorank.puzzles import load_hints, load_puzzles
+from pictorank.evaluation.evaluate import evaluate_rankings
+from pictorank.puzzles import to_queries
+from pictorank.ranker import CosineRanker
 
 EMOJI = Path(__file__).parent / "data" / "emoji"
 

@@ -25,19 +25,23 @@ milliseconds once its embeddings are cached.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import product
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 from rapidfuzz import fuzz
 
+from pictorank.artifacts import read_json, write_json
 from pictorank.encoder import Encoder
-from pictorank.ranker import Query, joined_text, seed_text
+from pictorank.errors import ModelError, NotFittedError
+from pictorank.query import Query, joined_text, seed_text
 
 STOPWORDS = frozenset("a an and or of the to in on at by for with from as is be into its it".split())
 MAX_POSITION_BUCKET = 4  # clues of 4 or more hints share one set of position weights
@@ -63,6 +67,11 @@ ASSOCIATIONS = (
     *(f"assoc_{space}_{name}" for space in ("base", "ft") for name in NEIGHBOURS),
     "assoc_pair_centroid", "assoc_pair_nn", "assoc_pair_count",
 )
+
+
+def selected_features(drop_groups: Sequence[str]) -> list[str]:
+    """The feature columns a model with these ablations uses, in the code's order."""
+    return [n for n in feature_names() if not any(n.startswith(g) for g in drop_groups)]
 
 
 def feature_names() -> list[str]:
@@ -110,7 +119,7 @@ def fit_position_weights(queries: Sequence[Query], encoder: Encoder, passes: int
     classifier and often generic ('animal'), so whether it deserves more or less weight is left
     to the data. A handful of numbers per clue length cannot memorise answers.
     """
-    encoder.warm(s for q in queries for s in (*q.hints, *q.options))
+    encoder.encode(list(dict.fromkeys(s for q in queries for s in (*q.hints, *q.options))))
     rows: dict[int, list[tuple[np.ndarray, np.ndarray, int]]] = {}
     for q in queries:
         if q.answer is None or q.answer not in q.options:
@@ -271,23 +280,88 @@ class FeatureExtractor:
         self.reference_ = _Reference(
             answers=answers,
             clue_hints=[tuple(q.hints) for q in train],
-            clue_vectors={space: enc.encode(clue_texts) for space, enc in self._encoders().items()},
-            answer_vectors={space: enc.encode(answers) for space, enc in self._encoders().items()},
+            clue_vectors={space: enc.encode(clue_texts) for space, enc in self.encoders().items()},
+            answer_vectors={space: enc.encode(answers) for space, enc in self.encoders().items()},
         )
         self._hub_cache = {}
         return self
 
+    # -- persistence --------------------------------------------------------------------------
+    POOLING_FILE = "pooling.json"
+    ASSOCIATIONS_FILE = "associations.json"
+    REFERENCE_FILE = "reference.npz"
+
+    def save(self, directory: Path) -> None:
+        """Write what `fit` learned into `directory` (three files; the encoders are saved by their owner).
+
+        pooling.json       learned position weights (by clue length)
+        associations.json  token co-occurrence counts learned from train (PMI is computed from them)
+        reference.npz      train answers, their clues' descriptions, and both encoders' embeddings
+        """
+        if self.reference_ is None:
+            raise NotFittedError("FeatureExtractor is not fitted; nothing to save")
+        pooling = {"position_weights": {str(k): v for k, v in self.position_weights_.items()},
+                   "note": "weight of each hint position, by clue length (key 4 = 4 or more hints)"}
+        write_json(directory / self.POOLING_FILE, pooling)
+        stats = self.token_stats_
+        associations = {
+            "params": {"neighbours": self.neighbours, "hub_k": self.hub_k, "min_pair_count": self.min_pair_count},
+            "rows": stats.rows,
+            "hint_counts": stats.hint_counts,
+            "answer_counts": stats.answer_counts,
+            "pair_counts": sorted([h, a, c] for (h, a), c in stats.pair_counts.items()),
+            "answer_hints": stats.answer_hints,
+        }
+        write_json(directory / self.ASSOCIATIONS_FILE, associations, indent=None)
+        ref = self.reference_
+        vectors = {f"{space}_{kind}": table[space] for kind, table in
+                   (("clue_vectors", ref.clue_vectors), ("answer_vectors", ref.answer_vectors)) for space in table}
+        np.savez(directory / self.REFERENCE_FILE, answers=np.array(ref.answers, dtype=str),
+                 clue_hints=np.array([json.dumps(h) for h in ref.clue_hints], dtype=str), **vectors)
+
+    @classmethod
+    def load(cls, directory: Path, base_encoder: Encoder, finetuned_encoder: Encoder | None) -> "FeatureExtractor":
+        """The extractor `save` wrote into `directory`; a damaged file is a ModelError naming it."""
+        pooling = read_json(directory / cls.POOLING_FILE)
+        associations = read_json(directory / cls.ASSOCIATIONS_FILE)
+        try:
+            with np.load(directory / cls.REFERENCE_FILE, allow_pickle=False) as ref:
+                spaces = ("base", "ft")
+                reference = _Reference(
+                    answers=ref["answers"].tolist(),
+                    clue_hints=[tuple(json.loads(h)) for h in ref["clue_hints"].tolist()],
+                    clue_vectors={space: ref[f"{space}_clue_vectors"] for space in spaces},
+                    answer_vectors={space: ref[f"{space}_answer_vectors"] for space in spaces},
+                )
+            params = associations["params"]
+            extractor = cls(base_encoder, finetuned_encoder, neighbours=int(params["neighbours"]),
+                            hub_k=int(params["hub_k"]), min_pair_count=int(params["min_pair_count"]))
+            extractor.position_weights_ = {
+                int(k): [float(w) for w in v] for k, v in pooling["position_weights"].items()
+            }
+            extractor.token_stats_ = _TokenStats(
+                rows=int(associations["rows"]),
+                hint_counts={str(k): int(v) for k, v in associations["hint_counts"].items()},
+                answer_counts={str(k): int(v) for k, v in associations["answer_counts"].items()},
+                pair_counts={(str(h), str(a)): int(c) for h, a, c in associations["pair_counts"]},
+                answer_hints={str(k): [list(map(str, t)) for t in v] for k, v in associations["answer_hints"].items()},
+            )
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise ModelError(f"{directory}: corrupt feature tables ({type(exc).__name__}: {exc})") from None
+        extractor.reference_ = reference
+        return extractor
+
     # -- transform ----------------------------------------------------------------------------
-    def _encoders(self) -> dict[str, Encoder]:
+    def encoders(self) -> dict[str, Encoder]:
         return {"base": self.base_encoder, "ft": self.finetuned_encoder or self.base_encoder}
 
     def transform(self, queries: Sequence[Query]) -> pd.DataFrame:
         """One row per (query, option), in query order then option order."""
         if self.reference_ is None:
-            raise RuntimeError("FeatureExtractor is not fitted; call fit() first")
+            raise NotFittedError("FeatureExtractor is not fitted; call fit() or load() first")
         texts = {s for q in queries for s in (*q.hints, *q.options, joined_text(q.hints), seed_text(q.hints))}
-        for encoder in self._encoders().values():
-            encoder.warm(sorted(texts))
+        for encoder in self.encoders().values():
+            encoder.encode(sorted(texts))
         # Features come from many small matrix products (a clue against the train reference):
         # waking a BLAS thread pool for each costs more than the work, 15x more on a busy machine.
         with _one_blas_thread():
@@ -313,7 +387,7 @@ class FeatureExtractor:
     def _query_block(self, q: Query) -> dict[str, np.ndarray]:
         n_opt = len(q.options)
         cols: dict[str, np.ndarray] = {}
-        for prefix, encoder in self._encoders().items():
+        for prefix, encoder in self.encoders().items():
             cols.update(self._cosine_columns(prefix, encoder, q))
         cols.update(self._lexical_columns(q))
         cols["q_hints"] = np.full(n_opt, float(len(q.hints)))
@@ -380,7 +454,7 @@ class FeatureExtractor:
         cols = {"assoc_pmi_max": pmi[:, 0], "assoc_pmi_sum": pmi[:, 1], "assoc_answer_token_seen": pmi[:, 2]}
         match = self._clue_match(q)
         option_answer: dict[str, np.ndarray] = {}
-        for space, encoder in self._encoders().items():
+        for space, encoder in self.encoders().items():
             options, clue = encoder.encode(list(q.options)), encoder.encode([joined_text(q.hints)])[0]
             # Every column below reads these two products: option x train answer, clue x train clue.
             option_answer[space] = options @ ref.answer_vectors[space].T

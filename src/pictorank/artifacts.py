@@ -1,0 +1,148 @@
+"""What pictorank writes to disk and reads back: library versions, file digests, JSON files, and
+the one way a folder (a model or a report) is replaced.
+
+A model directory made with another major/minor release of a library whose file formats or
+numerics matter may load without error and still rank differently, so loading refuses it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from contextlib import contextmanager
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any, Iterator
+
+from pictorank.errors import ModelError
+
+FORMAT_VERSION = 3  # bump when the layout of a model directory changes
+CHECKED = ("pictorank", "sentence-transformers", "lightgbm", "numpy")
+
+
+def _installed(package: str) -> str | None:
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return None
+
+
+def library_versions() -> dict[str, str | int | None]:
+    """Versions to store in a model's config."""
+    found: dict[str, str | int | None] = {name: _installed(name) for name in CHECKED}
+    found["format"] = FORMAT_VERSION
+    found["torch"] = _installed("torch")
+    return found
+
+
+def _major_minor(text: str) -> tuple[str, ...]:
+    return tuple(text.split(".")[:2])
+
+
+def check_versions(stored: Any, where: str | Path) -> None:
+    """Raise ModelError when `stored` versions are incompatible with the installed ones."""
+    if not isinstance(stored, dict):
+        raise ModelError(f"{where}: versions must be a JSON object, found {type(stored).__name__}")
+    if stored.get("format") != FORMAT_VERSION:
+        raise ModelError(
+            f"{where}: model format {stored.get('format')!r}, this pictorank reads format "
+            f"{FORMAT_VERSION}; retrain the model with `pictorank train`"
+        )
+    for package in CHECKED:
+        made_with, installed = stored.get(package), _installed(package)
+        if made_with and installed and _major_minor(str(made_with)) != _major_minor(installed):
+            raise ModelError(
+                f"{where}: made with {package} {made_with}, installed is {installed}; "
+                f"install {package}=={made_with} or retrain the model"
+            )
+
+
+def sha256_file(path: str | Path) -> str:
+    """The sha256 of a file, read in 1 MiB chunks (training files and model weights can be large)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def hash_files(directory: Path, skip: str) -> dict[str, str]:
+    """sha256 of every file under `directory` (relative path -> digest), except the file `skip`."""
+    return {
+        p.relative_to(directory).as_posix(): sha256_file(p)
+        for p in sorted(directory.rglob("*"))
+        if p.is_file() and p.name != skip
+    }
+
+
+def check_files(directory: Path, hashes: Any, where: Path) -> None:
+    """Every file a model config lists must be there, inside `directory`, with the same sha256."""
+    if not isinstance(hashes, dict) or not hashes:
+        raise ModelError(f"{where}: no file hashes; not a model directory written by `pictorank train`")
+    for name, digest in hashes.items():
+        path = inside(directory, name, where)
+        if not path.is_file():
+            raise ModelError(f"{path}: missing from the model directory; retrain or restore it")
+        if sha256_file(path) != digest:
+            raise ModelError(f"{path}: corrupt (sha256 differs from the one recorded at training)")
+
+
+def inside(directory: Path, name: Any, where: Path) -> Path:
+    """`directory / name`, refusing a name that is not a plain relative path inside `directory`."""
+    if not isinstance(name, str) or not name:
+        raise ModelError(f"{where}: file name must be a non-empty string, found {name!r}")
+    path = (directory / name).resolve()
+    if not path.is_relative_to(directory.resolve()):
+        raise ModelError(f"{where}: {name!r} points outside the model directory")
+    return directory / name
+
+
+def read_json(path: Path) -> Any:
+    """A model directory's JSON file; a missing or unreadable one is a ModelError naming it."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ModelError(f"{path}: missing or corrupt ({exc})") from None
+
+
+def write_json(path: Path, value: Any, indent: int | None = 2) -> None:
+    path.write_text(json.dumps(value, indent=indent, default=str), encoding="utf-8")
+
+
+@contextmanager
+def replacing_dir(target: str | os.PathLike) -> Iterator[Path]:
+    """Build a folder in a temporary sibling of `target`, then swap it in; on any failure the old
+    `target` (if any) is left exactly as it was and the temporary folder is removed.
+
+        with replacing_dir("models/default") as staging:
+            write_everything_into(staging)
+    """
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+    staging.chmod(0o755)  # mkdtemp makes it private; models and reports are meant to be shared
+    try:
+        yield staging
+        _swap_in(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _swap_in(new: Path, target: Path) -> None:
+    """Put the finished folder `new` at `target`, restoring the old one if the last rename fails."""
+    if not target.exists():
+        os.replace(new, target)
+        return
+    old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
+    old.rmdir()
+    os.replace(target, old)
+    try:
+        os.replace(new, target)
+    except BaseException:
+        os.replace(old, target)
+        raise
+    shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,72 @@
+"""The interface every ranker follows, and the loop that ranks a whole file of puzzles.
+
+Like a fitted scikit-learn estimator: constructor arguments are the parameters, `score`/`rank`
+use it, and `save` writes a directory with a JSON config (`ranker.json`) that
+:func:`pictorank.ranker.registry.load_ranker` reads back. Learning happens elsewhere
+(:mod:`pictorank.train`), so a served ranker carries no training code.
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Any, ClassVar, Sequence
+
+import numpy as np
+from tqdm import tqdm
+
+from pictorank.artifacts import library_versions, write_json
+from pictorank.encoder import Encoder
+from pictorank.puzzles import HintVocabulary, Puzzle, to_queries
+from pictorank.query import Query
+
+CONFIG_FILE = "ranker.json"
+
+
+class Ranker(ABC):
+    """Common interface: score / rank / save (and `from_config`, used by load_ranker)."""
+
+    method: ClassVar[str]
+
+    @abstractmethod
+    def score(self, queries: Sequence[Query]) -> list[np.ndarray]:
+        """One score per option of each query; higher means more likely the answer."""
+
+    def rank(self, queries: Sequence[Query]) -> list[list[str]]:
+        """Every option of each query, most likely first (ties keep the input order)."""
+        return [ranked for ranked, _ in self.rank_with_scores(queries)]
+
+    def rank_with_scores(self, queries: Sequence[Query]) -> list[tuple[list[str], list[float]]]:
+        results = []
+        for query, scores in zip(queries, self.score(queries)):
+            order = np.argsort(-np.asarray(scores), kind="stable")
+            results.append(([query.options[i] for i in order], [float(scores[i]) for i in order]))
+        return results
+
+    @abstractmethod
+    def encoders(self) -> list[Encoder]:
+        """The encoders this ranker reads embeddings from (a batch job flushes their disk caches)."""
+
+    def get_params(self) -> dict[str, Any]:
+        return {}
+
+    def save(self, directory: str | os.PathLike) -> None:
+        """Write the ranker's config (method, parameters, versions) to `directory`."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        config = {"method": self.method, "params": self.get_params(), "versions": library_versions()}
+        write_json(directory / CONFIG_FILE, config)
+
+
+def rank_puzzles(
+    ranker: Ranker, puzzles: Sequence[Puzzle], vocab: HintVocabulary, progress: bool = False, chunk: int = 256
+) -> list[list[str]]:
+    """Full rankings of `puzzles`, in chunks so a progress bar can follow long runs."""
+    queries = to_queries(puzzles, vocab)
+    rankings: list[list[str]] = []
+    with tqdm(total=len(queries), desc=f"ranking ({ranker.method})", unit="row", disable=not progress) as bar:
+        for start in range(0, len(queries), chunk):
+            rankings.extend(ranker.rank(queries[start : start + chunk]))
+            bar.update(len(queries[start : start + chunk]))
+    return rankings

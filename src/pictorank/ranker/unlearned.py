@@ -1,0 +1,68 @@
+"""The two rankers that learn nothing: the task's `seed` baseline and plain `cosine`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from pictorank.encoder import Encoder
+from pictorank.query import Query, joined_text, seed_text
+from pictorank.ranker.base import Ranker
+
+
+class SeedRanker(Ranker):
+    """The task statement's baseline, reproduced as the reference.
+
+    One row at a time, as the task's script does: the hints wrapped in a tagged template are
+    encoded as one sentence and the options are ranked by cosine similarity to it.
+    """
+
+    method = "seed"
+
+    def __init__(self, encoder: Encoder | None = None) -> None:
+        self.encoder = encoder or Encoder()
+
+    def encoders(self) -> list[Encoder]:
+        return [self.encoder]
+
+    def score(self, queries: Sequence[Query]) -> list[np.ndarray]:
+        scores = []
+        for query in queries:
+            clue = self.encoder.encode([seed_text(query.hints)])[0]
+            scores.append(self.encoder.encode(list(query.options)) @ clue)
+        return scores
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], directory: Path, encoder: Encoder | None) -> "SeedRanker":
+        return cls(encoder=encoder)
+
+
+class CosineRanker(Ranker):
+    """Options ranked by cosine similarity to the clue's descriptions joined into one string.
+
+    Joined text beats every position-weighted pooling of separate hint embeddings on train
+    (bench/batch.py measures both), so it is the only clue text this ranker uses.
+    """
+
+    method = "cosine"
+
+    def __init__(self, encoder: Encoder | None = None) -> None:
+        self.encoder = encoder or Encoder()
+
+    def encoders(self) -> list[Encoder]:
+        return [self.encoder]
+
+    def score(self, queries: Sequence[Query]) -> list[np.ndarray]:
+        # Encode every distinct string of the whole batch at once, then rank with numpy.
+        self.encoder.encode(list(dict.fromkeys(s for q in queries for s in (joined_text(q.hints), *q.options))))
+        scores = []
+        for query in queries:
+            clue = self.encoder.encode([joined_text(query.hints)])[0]
+            scores.append(self.encoder.encode(list(query.options)) @ clue)
+        return scores
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], directory: Path, encoder: Encoder | None) -> "CosineRanker":
+        return cls(encoder=encoder)

@@ -1,0 +1,105 @@
+"""submission.csv: the output rules, the atomic writer that enforces them, and the validator.
+
+The rules (one row per input row, 1 to 10 distinct options of that row joined by '|') are checked
+before anything is written, and the file appears whole or not at all.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import tempfile
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from pictorank.errors import DataError
+from pictorank.puzzles import Puzzle, load_puzzles, read_csv, split_pipe
+
+MAX_ANSWERS = 10
+SUBMISSION_COLUMNS = ("datapointID", "subtaskID", "answer")
+
+
+def submission_problems(puzzles: Sequence[Puzzle], answers: Sequence[Sequence[str]]) -> list[str]:
+    """Every way `answers` (one ranked list per puzzle, in order) breaks the output rules."""
+    problems: list[str] = []
+    if len(answers) != len(puzzles):
+        problems.append(f"{len(answers)} answer rows for {len(puzzles)} puzzles")
+    for puzzle, ranked in zip(puzzles, answers):
+        where = f"row {puzzle.datapoint_id}, column answer"
+        if not 1 <= len(ranked) <= MAX_ANSWERS:
+            problems.append(f"{where}: {len(ranked)} options, expected 1 to {MAX_ANSWERS}")
+        if len(set(ranked)) != len(ranked):
+            problems.append(f"{where}: repeated options")
+        foreign = [o for o in ranked if o not in puzzle.options]
+        if foreign:
+            problems.append(f"{where}: not among the row's options: {foreign}")
+    return problems
+
+
+def write_submission(path: str | os.PathLike, puzzles: Sequence[Puzzle], answers: Sequence[Sequence[str]]) -> None:
+    """Write submission.csv atomically, after checking every output rule.
+
+    Options may contain '|' only if the task allowed it; it does not, so such an option is an error
+    here rather than a silently unparseable file.
+    """
+    problems = submission_problems(puzzles, answers)
+    piped = [o for ranked in answers for o in ranked if "|" in o]
+    if piped:
+        problems.append(f"options containing '|' cannot be written: {piped[:3]}")
+    if problems:
+        raise DataError(path, None, None, "invalid submission: " + "; ".join(problems[:5]))
+    rows = [
+        {"datapointID": p.datapoint_id, "subtaskID": p.subtask_id, "answer": "|".join(ranked)}
+        for p, ranked in zip(puzzles, answers)
+    ]
+    _atomic_write_csv(Path(path), SUBMISSION_COLUMNS, rows)
+
+
+def _atomic_write_csv(path: Path, columns: Iterable[str], rows: list[dict]) -> None:
+    """Write to a temporary file beside `path`, then rename: readers never see half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(columns))
+            writer.writeheader()
+            writer.writerows(rows)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def validate_submission(submission_path: str | os.PathLike, input_path: str | os.PathLike) -> list[str]:
+    """Check a written submission.csv against its input file; returns every violation found.
+
+    A bad input file raises DataError (nothing can be checked); a submission that cannot even be
+    read as the output format (wrong columns, not UTF-8) is itself a violation and is returned.
+    """
+    puzzles = load_puzzles(input_path)
+    try:
+        records = read_csv(submission_path, SUBMISSION_COLUMNS)
+    except DataError as exc:
+        where = ", ".join(exc.location())
+        return [f"{where}: {exc.problem}" if where else exc.problem]
+    problems: list[str] = []
+    by_id = {p.datapoint_id: p for p in puzzles}
+    seen: set[str] = set()
+    for line, record in records:
+        datapoint_id = record["datapointID"].strip()
+        where = f"row {datapoint_id or f'line {line}'}"
+        puzzle = by_id.get(datapoint_id)
+        if puzzle is None:
+            problems.append(f"{where}, column datapointID: not in {Path(input_path).name}")
+            continue
+        if datapoint_id in seen:
+            problems.append(f"{where}, column datapointID: duplicate row")
+            continue
+        seen.add(datapoint_id)
+        if record["subtaskID"] != str(puzzle.subtask_id):
+            problems.append(f"{where}, column subtaskID: {record['subtaskID']!r}, expected {puzzle.subtask_id}")
+        problems.extend(submission_problems([puzzle], [split_pipe(record["answer"])]))
+    missing = [p.datapoint_id for p in puzzles if p.datapoint_id not in seen]
+    if missing:
+        problems.append(f"{len(missing)} input rows have no submission row, first: {missing[:3]}")
+    return problems
