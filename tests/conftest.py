@@ -1,4 +1,10 @@
-"""Shared fixtures. The real model loads once per session: importing torch alone takes seconds."""
+"""Shared fixtures. The real model loads once per session: importing torch alone takes seconds.
+
+Every test that needs the real model is marked `slow` (automatically when it uses the
+`base_model` fixture, directly or through another fixture; by hand for tests that start a
+process that loads it), so `pytest -m "not slow"` runs the rest in seconds. A test that is not
+marked slow and still tries to load the model fails, which keeps the marker honest.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +20,28 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from helpers import DATA, SMALL_STOP_ROWS, SMALL_TRAIN_ROWS
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark `slow` every test whose fixtures include the real model."""
+    for item in items:
+        if "base_model" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(autouse=True)
+def _fast_tests_never_load_the_model(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test not marked `slow` that loads a model fails here, naming the marker it lacks."""
+    if request.node.get_closest_marker("slow"):
+        return
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"{request.node.nodeid} loads the real model: mark it @pytest.mark.slow")
+
+    import pictorank.encoder
+
+    # Both of the encoder module's loaders (load_base_model, load_model_dir) call this first.
+    monkeypatch.setattr(pictorank.encoder, "use_offline_environment", refuse)
 
 
 @pytest.fixture(scope="session")

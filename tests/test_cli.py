@@ -192,6 +192,7 @@ def test_entry_point_in_a_real_process(tmp_path: Path) -> None:
     assert not (tmp_path / "s.csv").exists()
 
 
+@pytest.mark.slow
 def test_quiet_prints_nothing_on_stderr(tmp_path: Path, data_dir: Path) -> None:
     """--quiet also silences the libraries' own bars (transformers' "Loading weights" bar)."""
     source = val_slice(data_dir, tmp_path, rows=3)

@@ -113,7 +113,10 @@ def test_cli_compare_writes_report_with_stub_rankers(tmp_path: Path, data_dir: P
         def score(self, queries):
             return [list(range(len(q.options))) for q in queries]  # last option first
 
-    monkeypatch.setattr("pictorank.ranker.make_ranker", lambda method, encoder=None: ReversedRanker())
+        def encoders(self):
+            return []
+
+    monkeypatch.setattr("pictorank.cli.make_ranker", lambda method, encoder=None: ReversedRanker())
     rows = (data_dir / "val.csv").read_text().splitlines()[:13]
     small = tmp_path / "small.csv"
     small.write_text("\n".join(rows) + "\n")

@@ -12,10 +12,11 @@ import pytest
 from helpers import SMALL_STOP_ROWS
 from pictorank.encoder import Encoder
 from pictorank.evaluation.evaluate import evaluate_rankings
-from pictorank.errors import ModelError
+from pictorank.errors import ModelError, NotFittedError
+from pictorank.features import FeatureExtractor
 from pictorank.puzzles import to_queries
 from pictorank.query import Query
-from pictorank.ranker import CosineRanker, load_ranker
+from pictorank.ranker import CosineRanker, LearnedRanker, load_ranker
 
 
 @pytest.fixture(scope="module")
@@ -49,12 +50,12 @@ def test_scores_one_value_per_option_and_accepts_free_text(small_learned):
 
 def test_save_and_load_give_the_same_scores(small_learned, saved, encoder, vocab, val_puzzles):
     loaded = load_ranker(saved, encoder=encoder)
-    assert loaded.method == "learned" and loaded.feature_names_ == small_learned.feature_names_
+    assert loaded.method == "learned" and loaded.feature_names == small_learned.feature_names
     queries = to_queries(val_puzzles[:40], vocab)
     for a, b in zip(small_learned.score(queries), loaded.score(queries)):
         np.testing.assert_allclose(a, b, rtol=1e-6)
     config = json.loads((saved / "ranker.json").read_text())
-    assert {"model.txt", "features.json", "pooling.json", "metadata.json"} <= set(config["files"])
+    assert {"model.txt", "pooling.json", "associations.json", "reference.npz", "metadata.json"} <= set(config["files"])
 
 
 def test_garbled_lightgbm_file_is_refused(saved, tmp_path, encoder):
@@ -74,10 +75,7 @@ def test_missing_file_is_refused(saved, tmp_path, encoder):
 def test_feature_list_differing_from_the_code_is_refused(saved, tmp_path, encoder):
     target = _copy(saved, tmp_path)
     config = json.loads((target / "ranker.json").read_text())
-    features = json.loads((target / "features.json").read_text())[:-1] + ["a_feature_from_elsewhere"]
-    (target / "features.json").write_text(json.dumps(features))
-    config["files"]["features.json"] = __import__("hashlib").sha256((target / "features.json").read_bytes()).hexdigest()
-    config["feature_names"] = features
+    config["params"]["feature_names"] = config["params"]["feature_names"][:-1] + ["a_feature_from_elsewhere"]
     (target / "ranker.json").write_text(json.dumps(config))
     with pytest.raises(ModelError, match="feature list differs"):
         load_ranker(target, encoder=encoder)
@@ -85,18 +83,43 @@ def test_feature_list_differing_from_the_code_is_refused(saved, tmp_path, encode
 
 def test_missing_finetuned_encoder_is_refused(small_learned, base_model, tmp_path, encoder):
     ranker = copy.copy(small_learned)
-    ranker.extractor_ = copy.copy(small_learned.extractor_)
-    ranker.extractor_.finetuned_encoder = Encoder(model=base_model, model_id="finetuned-test")
-    ranker.finetuned_model_ = base_model
+    ranker.extractor = copy.copy(small_learned.extractor)
+    ranker.extractor.finetuned_encoder = Encoder(model=base_model, model_id="finetuned-test")
+    ranker.finetuned_model = base_model
     ranker.save(tmp_path / "ft")
-    assert load_ranker(tmp_path / "ft", encoder=encoder).extractor_.finetuned_encoder.model_id == "finetuned-test"
+    assert load_ranker(tmp_path / "ft", encoder=encoder).extractor.finetuned_encoder.model_id == "finetuned-test"
     shutil.rmtree(tmp_path / "ft" / "encoder")
     with pytest.raises(ModelError, match="encoder"):
         load_ranker(tmp_path / "ft", encoder=encoder)
 
 
-def test_unfitted_ranker_says_so(encoder):
-    from pictorank.ranker import LearnedRanker
+def test_unfitted_extractor_says_so(small_learned, encoder):
+    ranker = LearnedRanker(FeatureExtractor(encoder), small_learned.booster, small_learned.feature_names)
+    with pytest.raises(NotFittedError, match="not fitted"):
+        ranker.score([Query(("sun",), ("a", "b"))])
 
-    with pytest.raises(RuntimeError, match="not fitted"):
-        LearnedRanker(encoder).score([Query(("sun",), ("a", "b"))])
+
+def test_booster_and_feature_names_must_agree(small_learned):
+    with pytest.raises(ModelError, match="differ"):
+        LearnedRanker(small_learned.extractor, small_learned.booster, small_learned.feature_names[:-1])
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda c: c["params"].update(num_threads="2"), "num_threads must be an integer"),
+        (lambda c: c["params"].update(feature_names="base_cos_joined"), "feature_names must be a non-empty list"),
+        (lambda c: c.update(params=[]), "'params' must be a JSON object"),
+        (lambda c: c.update(encoder="x"), "base encoder"),
+        (lambda c: c["files"].update({"../outside.txt": "0" * 64}), "points outside the model directory"),
+        (lambda c: c.update(encoder={**c["encoder"], "finetuned": {"dir": "/etc", "model_id": "x"}}), "points outside"),
+        (lambda c: c.update(encoder={**c["encoder"], "finetuned": {"dir": 3}}), "encoder.finetuned must be"),
+    ],
+)
+def test_config_fields_are_checked_one_by_one(saved, tmp_path, encoder, change, message):
+    target = _copy(saved, tmp_path)
+    config = json.loads((target / "ranker.json").read_text())
+    change(config)
+    (target / "ranker.json").write_text(json.dumps(config))
+    with pytest.raises(ModelError, match=message):
+        load_ranker(target, encoder=encoder)

@@ -1,4 +1,4 @@
-"""Rankers on the real model: permutations, the seed template, pooling, save/load, load errors."""
+"""The unlearned rankers and the registry: permutations, quality on val, save/load, load errors."""
 
 from __future__ import annotations
 
@@ -8,24 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pictorank.puzzles import HintVocabulary, Puzzle
-from pictorank.encoder import Encoder
-from pictorank.evaluation.evaluate import evaluate_rankings
-from pictorank.ranker import (
-    CONFIG_FILE,
-    CosineRanker,
-    ModelError,
-    Query,
-    SeedRanker,
-    joined_text,
-    load_ranker,
-    make_ranker,
-    pool,
-    rank_puzzles,
-    seed_text,
-    to_queries,
-)
 from pictorank.artifacts import FORMAT_VERSION, library_versions
+from pictorank.encoder import Encoder
+from pictorank.errors import ModelError, UsageError
+from pictorank.evaluation.evaluate import evaluate_rankings
+from pictorank.puzzles import HintVocabulary, Puzzle, to_queries
+from pictorank.query import Query
+from pictorank.ranker import CONFIG_FILE, METHODS, CosineRanker, SeedRanker, load_ranker, make_ranker, rank_puzzles
 
 
 @pytest.fixture(scope="module")
@@ -33,36 +22,7 @@ def val_queries(val_puzzles: list[Puzzle], vocab: HintVocabulary) -> list[Query]
     return to_queries(val_puzzles, vocab)
 
 
-def test_to_queries_uses_descriptions(vocab: HintVocabulary) -> None:
-    puzzle = Puzzle("x", 1, (2, 1), ("a", "b"), "a")
-    (query,) = to_queries([puzzle], vocab)
-    assert query == Query((vocab.descriptions[2], vocab.descriptions[1]), ("a", "b"), "a")
-
-
-def test_seed_text_template() -> None:
-    assert seed_text(["animal", "water mammal", "hair, fur"]) == (
-        "The following hints at our target word:\n"
-        "<HINT_PRIMARY>animal</HINT_PRIMARY>\n"
-        "<HINT>water mammal</HINT>\n"
-        "<HINT>hair, fur</HINT>"
-    )
-    assert seed_text(["flower"]) == "The following hints at our target word:\n<HINT_PRIMARY>flower</HINT_PRIMARY>"
-
-
-def test_joined_text() -> None:
-    assert joined_text(["flower", "sun"]) == "flower; sun"
-
-
-def test_pool_weights() -> None:
-    vectors = np.eye(3, dtype=np.float32)
-    np.testing.assert_allclose(pool(vectors[:2], [2.0, 1.0]), np.array([2, 1, 0]) / np.sqrt(5), rtol=1e-6)
-    # positions past the end of the weights take the last weight
-    np.testing.assert_allclose(pool(vectors, [3.0, 1.0]), np.array([3, 1, 1]) / np.sqrt(11), rtol=1e-6)
-    np.testing.assert_allclose(pool(vectors, [1.0]), np.ones(3) / np.sqrt(3), rtol=1e-6)
-    np.testing.assert_array_equal(pool(vectors[:1], [0.0]), np.zeros(3))
-
-
-@pytest.mark.parametrize("make", [lambda e: SeedRanker(e), lambda e: CosineRanker(e), lambda e: CosineRanker(e, "weighted", (2.0, 1.0))])
+@pytest.mark.parametrize("make", [SeedRanker, CosineRanker])
 def test_rank_returns_a_permutation(encoder: Encoder, val_queries: list[Query], make) -> None:
     queries = val_queries[:12]  # seed encodes one row at a time: a few rows are enough here
     ranker = make(encoder)
@@ -74,7 +34,7 @@ def test_rank_returns_a_permutation(encoder: Encoder, val_queries: list[Query], 
 
 def test_cosine_ranks_the_obvious_answer_first(encoder: Encoder) -> None:
     query = Query(("flower", "sun"), ("piano", "sunflower", "car", "bread"))
-    for ranker in (CosineRanker(encoder), CosineRanker(encoder, "weighted", (1.0,)), SeedRanker(encoder)):
+    for ranker in (CosineRanker(encoder), SeedRanker(encoder)):
         assert ranker.rank([query])[0][0] == "sunflower"
 
 
@@ -91,33 +51,27 @@ def test_cosine_quality_on_val(encoder: Encoder, val_puzzles: list[Puzzle], voca
     assert overall["hits@1"] == pytest.approx(0.670, abs=0.01)
 
 
-def test_invalid_parameters() -> None:
-    encoder = Encoder(model=object(), model_id="unused")
-    with pytest.raises(ValueError, match="pooling must be"):
-        CosineRanker(encoder, pooling="max")
-    with pytest.raises(ValueError, match="position_weights"):
-        CosineRanker(encoder, "weighted", ())
-    with pytest.raises(ValueError, match="position_weights"):
-        CosineRanker(encoder, "weighted", (1.0, -1.0))
-    with pytest.raises(ValueError, match="unknown method 'bm25'"):
-        make_ranker("bm25", encoder)
+def test_unknown_method() -> None:
+    with pytest.raises(UsageError, match="unknown method 'bm25'"):
+        make_ranker("bm25", Encoder(model=object(), model_id="unused"))
 
 
 def test_make_ranker() -> None:
     encoder = Encoder(model=object(), model_id="unused")
     assert isinstance(make_ranker("seed", encoder), SeedRanker)
-    assert make_ranker("cosine", encoder).get_params() == {"pooling": "joined", "position_weights": [1.0]}
+    assert isinstance(make_ranker("cosine", encoder), CosineRanker)
+    assert make_ranker("cosine", encoder).get_params() == {}
+    assert set(METHODS) == {"seed", "cosine"}
 
 
 def test_save_load_round_trip(encoder: Encoder, val_queries: list[Query], tmp_path: Path) -> None:
-    ranker = CosineRanker(encoder, "weighted", (0.5, 1.0, 2.0))
+    ranker = CosineRanker(encoder)
     ranker.save(tmp_path / "model")
     config = json.loads((tmp_path / "model" / CONFIG_FILE).read_text(encoding="utf-8"))
     assert config["method"] == "cosine"
     assert config["versions"] == library_versions()
     loaded = load_ranker(tmp_path / "model", encoder=encoder)
     assert isinstance(loaded, CosineRanker)
-    assert loaded.get_params() == ranker.get_params()
     assert loaded.encoder is encoder
     assert loaded.rank(val_queries[:30]) == ranker.rank(val_queries[:30])
 
@@ -140,8 +94,8 @@ def write_config(directory: Path, config: object) -> Path:
         ({"method": "bm25", "params": {}}, "unknown method 'bm25'"),
         ({"method": "cosine", "params": {"pooling": "max"}}, "invalid parameters"),
         ({"method": "cosine", "params": {"temperature": 2}}, "invalid parameters"),
-        ({"params": {}}, "corrupt model config"),
-        ([1, 2], "corrupt model config"),
+        ({"params": {}}, "unknown method None"),
+        ([1, 2], "must be a JSON object"),
     ],
 )
 def test_load_ranker_bad_config(tmp_path: Path, config: object, message: str) -> None:

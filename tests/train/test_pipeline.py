@@ -12,7 +12,8 @@ import pytest
 from pictorank.cli import main
 from pictorank.train.finetune import FinetuneParams, finetune, weights_digest
 from pictorank.puzzles import to_queries
-from pictorank.train import TrainConfig, answer_folds, fit_ranker_from_tables, labels_and_sizes
+from pictorank.train import TrainConfig, fit_ranker_from_tables
+from pictorank.train.oof import answer_folds, labels_and_sizes
 
 
 def test_folds_keep_every_answer_in_one_fold(vocab, train_puzzles):
@@ -46,8 +47,8 @@ def test_finetuning_is_reproducible_and_changes_the_weights(base_model, vocab, t
 
 def test_lightgbm_training_is_deterministic(small_tables, small_config):
     quiet = lambda message: None  # noqa: E731
-    one = fit_ranker_from_tables(small_tables, small_config, quiet).booster_.model_to_string()
-    two = fit_ranker_from_tables(small_tables, small_config, quiet).booster_.model_to_string()
+    one = fit_ranker_from_tables(small_tables, small_config, quiet).booster.model_to_string()
+    two = fit_ranker_from_tables(small_tables, small_config, quiet).booster.model_to_string()
     assert one == two
 
 

@@ -18,6 +18,7 @@ from tqdm import tqdm
 
 from pictorank.artifacts import library_versions, write_json
 from pictorank.encoder import Encoder
+from pictorank.errors import ModelError
 from pictorank.puzzles import HintVocabulary, Puzzle, to_queries
 from pictorank.query import Query
 
@@ -50,6 +51,14 @@ class Ranker(ABC):
 
     def get_params(self) -> dict[str, Any]:
         return {}
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], directory: Path, encoder: Encoder | None) -> "Ranker":
+        """The ranker a saved `ranker.json` describes; rankers without parameters accept none."""
+        params = config.get("params", {})
+        if params:
+            raise ModelError(f"{directory / CONFIG_FILE}: invalid parameters for {cls.method!r}: {params!r}")
+        return cls(encoder=encoder)  # type: ignore[call-arg]
 
     def save(self, directory: str | os.PathLike) -> None:
         """Write the ranker's config (method, parameters, versions) to `directory`."""

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -34,10 +33,6 @@ class SeedRanker(Ranker):
             scores.append(self.encoder.encode(list(query.options)) @ clue)
         return scores
 
-    @classmethod
-    def from_config(cls, config: dict[str, Any], directory: Path, encoder: Encoder | None) -> "SeedRanker":
-        return cls(encoder=encoder)
-
 
 class CosineRanker(Ranker):
     """Options ranked by cosine similarity to the clue's descriptions joined into one string.
@@ -62,7 +57,3 @@ class CosineRanker(Ranker):
             clue = self.encoder.encode([joined_text(query.hints)])[0]
             scores.append(self.encoder.encode(list(query.options)) @ clue)
         return scores
-
-    @classmethod
-    def from_config(cls, config: dict[str, Any], directory: Path, encoder: Encoder | None) -> "CosineRanker":
-        return cls(encoder=encoder)
