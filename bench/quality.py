@@ -33,14 +33,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+from pictorank.config import use_offline_environment
+from pictorank.encoder import Encoder
+from pictorank.evaluation import evaluate_rankings, format_table
+from pictorank.puzzles import Puzzle, load_hints, load_puzzles, to_queries
+from pictorank.query import Query
+from pictorank.ranker import CosineRanker, Ranker, SeedRanker
+from pictorank.train import TrainConfig, build_tables, fit_ranker_from_tables
 
-from pictorank.data import Puzzle, load_hints, load_puzzles  # noqa: E402
-from pictorank.encoder import Encoder  # noqa: E402
-from pictorank.evaluate import evaluate_rankings, format_table  # noqa: E402
-from pictorank.ranker import CosineRanker, Query, Ranker, SeedRanker, to_queries  # noqa: E402
-from pictorank.train import TrainConfig, build_tables, fit_ranker_from_tables  # noqa: E402
+use_offline_environment()
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "bliss"
@@ -110,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         learned = learned or ranker
         rankings, speed = timed_rank(ranker, val)
         results[name] = evaluate_rankings(val_p, rankings)
-        timings[name] = (f"{ranker.training_['lgbm_seconds']:.0f}", speed)
+        timings[name] = (f"{ranker.training['lgbm_seconds']:.0f}", speed)
 
     print("## val (bundled Bliss), 563 rows\n")
     print(format_table(results))
@@ -125,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         meta = json.loads(trained.read_text())
         print(f"models/default (pictorank train): {meta['seconds']['total_training']:.0f} s in total, "
               f"{meta['seconds'].get('finetuned_encoders_reused_from_cache', '?')} fine-tuned encoders reused from the cache")
-    print(f"learned position weights (by clue length): {learned.extractor_.position_weights_}")
+    print(f"learned position weights (by clue length): {learned.extractor.position_weights_}")
 
     emoji_vocab = load_hints(EMOJI / "hint_descriptions.csv")
     emoji_p = load_puzzles(EMOJI / "puzzles.csv", emoji_vocab)

@@ -8,16 +8,13 @@ marked slow and still tries to load the model fails, which keeps the marker hone
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-# Before anything imports torch: OpenMP threads that spin while waiting are ~50x slower on a
-# busy CPU (see pictorank.encoder._offline).
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+from pictorank.config import use_offline_environment
+
+use_offline_environment()  # before anything imports torch (see its docstring)
 
 from helpers import DATA, SMALL_STOP_ROWS, SMALL_TRAIN_ROWS
 
