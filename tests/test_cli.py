@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -242,3 +243,94 @@ def test_evaluate_seed_reproduces_the_baseline(data_dir: Path, session_model: ob
     assert result["overall"]["score"] == pytest.approx(BASELINE_SEED_SCORE, abs=0.01)
     assert result["overall"]["hits@1"] == pytest.approx(BASELINE_SEED_HITS1, abs=0.01)
     assert set(result["by_subtask"]) == {"1", "2", "3"}
+
+
+# -- never destroy what the user did not ask to replace ---------------------------------------------
+
+
+def _predict_args(tmp_path: Path, output: str) -> list[str]:
+    source = write_rows(tmp_path / "test.csv", [puzzle_row("t1", answer=None)])
+    hints = write_hints(tmp_path / "hints.csv")
+    return ["predict", "--input", str(source), "--hints", str(hints), "--output", output, "--no-cache", "--quiet"]
+
+
+@pytest.mark.parametrize("which", ["input", "hints", "link to input"])
+def test_output_never_overwrites_an_input(tmp_path: Path, no_model: None, capsys: pytest.CaptureFixture[str], which: str) -> None:
+    args = _predict_args(tmp_path, "placeholder")
+    target = {"input": tmp_path / "test.csv", "hints": tmp_path / "hints.csv"}.get(which)
+    if target is None:
+        target = tmp_path / "link.csv"
+        target.symlink_to(tmp_path / "test.csv")
+    before = {p.name: p.read_bytes() for p in tmp_path.glob("*.csv")}
+    args[args.index("placeholder")] = str(target)
+    assert main(args) == 2
+    assert_one_line_error(capsys.readouterr().err, "is the input file")
+    assert {p.name: p.read_bytes() for p in tmp_path.glob("*.csv")} == before
+
+
+@pytest.mark.parametrize("kind", ["folder", "under a file", "device"])
+def test_bad_output_fails_before_any_ranking(tmp_path: Path, no_model: None, capsys: pytest.CaptureFixture[str], kind: str) -> None:
+    """no_model: the check comes before the model would load; /dev/null stays a device."""
+    (tmp_path / "a_file").write_text("x")
+    output = {"folder": str(tmp_path), "under a file": str(tmp_path / "a_file" / "s.csv"), "device": "/dev/null"}[kind]
+    assert main(_predict_args(tmp_path, output)) == 2
+    assert_one_line_error(capsys.readouterr().err, output)
+    assert Path("/dev/null").is_char_device()
+
+
+def test_output_through_a_symlink_replaces_the_target_and_keeps_modes(
+    tmp_path: Path, session_model: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The link stays a link; an existing file keeps its mode; a new one honours the umask."""
+    real = tmp_path / "real.csv"
+    real.write_text("old\n")
+    real.chmod(0o644)
+    link = tmp_path / "link.csv"
+    link.symlink_to(real)
+    assert main(_predict_args(tmp_path, str(link))) == 0
+    assert link.is_symlink() and real.read_text().startswith("datapointID,subtaskID,answer")
+    assert real.stat().st_mode & 0o777 == 0o644
+    old_umask = os.umask(0o027)
+    try:
+        assert main(_predict_args(tmp_path, str(tmp_path / "new.csv"))) == 0
+    finally:
+        os.umask(old_umask)
+    assert (tmp_path / "new.csv").stat().st_mode & 0o777 == 0o640
+
+
+def test_report_into_a_foreign_folder_is_refused_before_ranking(
+    tmp_path: Path, data_dir: Path, no_model: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    keep = tmp_path / "keep"
+    keep.mkdir()
+    (keep / "notes.txt").write_text("x")
+    args = ["evaluate", "--input", str(val_slice(data_dir, tmp_path, 3)), "--hints", str(data_dir / "hint_descriptions.csv"),
+            "--method", "cosine", "--report", str(keep), "--no-cache", "--quiet"]
+    assert main(args) == 2
+    assert_one_line_error(capsys.readouterr().err, "not written by pictorank")
+    assert (keep / "notes.txt").read_text() == "x"
+
+
+def test_train_into_a_foreign_folder_is_refused_before_training(
+    tmp_path: Path, data_dir: Path, no_model: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "models"
+    out.mkdir()
+    (out / "notes.txt").write_text("x")
+    hints = str(data_dir / "hint_descriptions.csv")
+    args = ["train", "--train", str(val_slice(data_dir, tmp_path, 5)), "--val", str(val_slice(data_dir, tmp_path, 5)),
+            "--hints", hints, "--out", str(out), "--no-cache", "--quiet"]
+    assert main(args) == 2
+    assert_one_line_error(capsys.readouterr().err, "--force")
+    assert (out / "notes.txt").read_text() == "x"
+
+
+def test_header_only_input_is_an_error_for_every_command(tmp_path: Path, data_dir: Path, no_model: None, capsys) -> None:
+    empty = write_rows(tmp_path / "empty.csv", [])
+    hints = str(data_dir / "hint_descriptions.csv")
+    for args in (["evaluate", "--input", str(empty), "--hints", hints, "--no-cache"],
+                 ["predict", "--input", str(empty), "--hints", hints, "--output", str(tmp_path / "s.csv"), "--no-cache"],
+                 ["train", "--train", str(empty), "--val", str(empty), "--hints", hints, "--out", str(tmp_path / "m"), "--no-cache"]):
+        assert main(args) == 2
+        assert_one_line_error(capsys.readouterr().err, "no puzzles in file")
+    assert not (tmp_path / "s.csv").exists() and not (tmp_path / "m").exists()

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from pictorank import puzzles
 from pictorank.errors import DataError
-from pictorank.puzzles import HintVocabulary, Puzzle, load_hints, load_puzzles, to_queries
+from pictorank.puzzles import MAX_FIELD_CHARS, HintVocabulary, Puzzle, load_hints, load_puzzles, to_queries
 from pictorank.query import Query
 
 
@@ -47,6 +47,8 @@ def test_bundled_hint_descriptions_keep_their_commas(data_dir: Path) -> None:
     ("text", "row", "column", "problem"),
     [
         ("hintID,description\n1,cat\nx,dog\n", "line 3", "hintID", "not an integer: 'x'"),
+        ("hintID,description\n9_9_9,cat\n", "line 2", "hintID", "not an integer: '9_9_9'"),
+        ("hintID,description\n\u0663,cat\n", "line 2", "hintID", "not an integer: '\u0663'"),
         ("hintID,description\n1,cat\n1,dog\n", "line 3", "hintID", "duplicate hintID 1"),
         ("hintID,description\n1, \n", "line 2", "description", "empty description for hint 1"),
         ("hintID\n1\n", None, "description", "missing required column(s)"),
@@ -107,6 +109,13 @@ BAD_ROWS = {
     ),
     "options not strings": (puzzle_row(options="1|2", options_json="[1, 2]"), "options_json", "must be strings"),
     "answer not among options": (puzzle_row(answer="whale"), "answer", "'whale' is not among the options"),
+    # the answer must be an option exactly: not blank, not in another case, not padded
+    "empty answer": (puzzle_row(answer=""), "answer", "'' is not among the options"),
+    "answer in another case": (puzzle_row(answer="Seal"), "answer", "'Seal' is not among the options"),
+    "answer with spaces": (puzzle_row(answer=" seal "), "answer", "' seal ' is not among the options"),
+    "piped hint ids with underscores": (puzzle_row(hints="1|9_9_9", hints_json="[1, 999]"), "hints", "must be integers"),
+    "piped hint ids in other digits": (puzzle_row(hints="1|\u0662", hints_json="[1, 2]"), "hints", "must be integers"),
+    "subtaskID in other digits": (puzzle_row(subtask_id="\u0661"), "subtaskID", "not an integer"),
     "non-integer subtaskID": (puzzle_row(subtask_id="two"), "subtaskID", "not an integer: 'two'"),
     "fractional subtaskID": (puzzle_row(subtask_id="1.5"), "subtaskID", "not an integer: '1.5'"),
 }
@@ -170,6 +179,21 @@ def test_missing_and_empty_files(tmp_path: Path) -> None:
     (tmp_path / "empty.csv").write_text("", encoding="utf-8")
     with pytest.raises(DataError, match="empty file"):
         load_puzzles(tmp_path / "empty.csv")
+
+
+def test_header_only_file_is_an_error(tmp_path: Path) -> None:
+    path = write_rows(tmp_path / "val.csv", [])
+    with pytest.raises(DataError, match=r"val.csv: no puzzles in file \(only a header\)"):
+        load_puzzles(path)
+
+
+def test_overlong_field_names_its_column(tmp_path: Path) -> None:
+    """The csv module's own limit error names no column; ours does, and says the limit."""
+    path = write_rows(tmp_path / "val.csv", [puzzle_row("v1", datapointID="x" * (MAX_FIELD_CHARS + 1))])
+    with pytest.raises(DataError, match=r"row line 2, column datapointID: field longer than 131,072 characters"):
+        load_puzzles(path)
+    ok = write_rows(tmp_path / "ok.csv", [puzzle_row("x" * MAX_FIELD_CHARS)])
+    assert len(load_puzzles(ok)[0].datapoint_id) == MAX_FIELD_CHARS
 
 
 def test_bom_and_blank_lines_are_tolerated(tmp_path: Path) -> None:

@@ -17,9 +17,10 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Iterator
 
-from pictorank.errors import ModelError
+from pictorank.errors import DataError, ModelError
 
 FORMAT_VERSION = 3  # bump when the layout of a model directory changes
+MARKER_FILE = ".pictorank"  # in every folder pictorank writes whole (models, reports)
 CHECKED = ("pictorank", "sentence-transformers", "lightgbm", "numpy")
 
 
@@ -112,19 +113,46 @@ def write_json(path: Path, value: Any, indent: int | None = 2) -> None:
     path.write_text(json.dumps(value, indent=indent, default=str), encoding="utf-8")
 
 
+def check_replaceable(target: str | os.PathLike, force: bool = False) -> None:
+    """Refuse a destination folder whose contents pictorank would destroy without being asked.
+
+    A folder is replaced whole, so it must be new, empty, or one pictorank wrote itself (it holds
+    MARKER_FILE); anything else needs `force` (the CLI's --force). Called before the work that
+    fills the folder, so a refusal costs nothing.
+    """
+    target = Path(target)
+    blocking = next((p for p in (target, *target.parents) if p.exists() and not p.is_dir()), None)
+    if blocking == target:
+        raise DataError(target, None, None, "exists and is not a folder; choose another destination")
+    if blocking is not None:
+        raise DataError(target, None, None, f"cannot create the folder: {blocking} is a file")
+    if force or not target.exists() or (target / MARKER_FILE).is_file() or not any(target.iterdir()):
+        return
+    raise DataError(target, None, None,
+                    "folder is not empty and was not written by pictorank; choose another destination "
+                    "or pass --force to replace it and everything in it")
+
+
 @contextmanager
-def replacing_dir(target: str | os.PathLike) -> Iterator[Path]:
+def replacing_dir(target: str | os.PathLike, force: bool = False) -> Iterator[Path]:
     """Build a folder in a temporary sibling of `target`, then swap it in; on any failure the old
     `target` (if any) is left exactly as it was and the temporary folder is removed.
 
         with replacing_dir("models/default") as staging:
             write_everything_into(staging)
+
+    The new folder holds MARKER_FILE, so the next run may replace it; a folder without one is
+    refused unless `force` (see `check_replaceable`).
     """
     target = Path(target)
+    check_replaceable(target, force)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
     staging.chmod(0o755)  # mkdtemp makes it private; models and reports are meant to be shared
     try:
+        (staging / MARKER_FILE).write_text(
+            "Written by pictorank, which replaces this folder whole when it writes here again.\n", encoding="utf-8"
+        )
         yield staging
         _swap_in(staging, target)
     except BaseException:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from pictorank.api.serve import add_serve_parser
+from pictorank.artifacts import check_replaceable
 from pictorank.config import default_cache_dir, use_offline_environment
 from pictorank.encoder import Encoder
 from pictorank.errors import DataError, PictorankError, UsageError
@@ -21,7 +22,7 @@ from pictorank.evaluation import evaluate_rankings, format_table
 from pictorank.evaluation.report import write_report
 from pictorank.puzzles import HintVocabulary, Puzzle, load_hints, load_puzzles
 from pictorank.ranker import DEFAULT_METHOD, METHODS, Ranker, load_ranker, make_ranker, rank_puzzles
-from pictorank.submission import MAX_ANSWERS, validate_submission, write_submission
+from pictorank.submission import MAX_ANSWERS, checked_output, validate_submission, write_submission
 from pictorank.train import TrainConfig, train_command
 
 EXIT_BAD_INPUT = 2
@@ -46,6 +47,13 @@ def _add_cache_args(parser: argparse.ArgumentParser) -> None:
 
 def _cache_dir(args: argparse.Namespace) -> Path | None:
     return None if args.no_cache else Path(args.cache_dir) if args.cache_dir else default_cache_dir()
+
+
+def _add_force_arg(parser: argparse.ArgumentParser, destination: str) -> None:
+    parser.add_argument(
+        "--force", action="store_true",
+        help=f"replace {destination} even if it is a non-empty folder pictorank did not write (everything in it is lost)",
+    )
 
 
 def build_encoder(args: argparse.Namespace) -> Encoder:
@@ -90,14 +98,18 @@ def _rank_file(args: argparse.Namespace, require_answers: bool) -> tuple[Ranker,
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
+    inputs = (args.input, args.hints)
+    checked_output(args.output, inputs)  # a bad --output fails now, not after the ranking
     ranker, puzzles, rankings, seconds = _rank_file(args, require_answers=False)
-    write_submission(args.output, puzzles, [r[:MAX_ANSWERS] for r in rankings])
+    write_submission(args.output, puzzles, [r[:MAX_ANSWERS] for r in rankings], inputs)
     if not args.quiet:
         print(f"wrote {args.output}: {len(puzzles)} rows ranked by {ranker.method} in {seconds:.1f} s", file=sys.stderr)
     return 0
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    if args.report:
+        check_replaceable(args.report, args.force)
     vocab, puzzles = _load_input(args, require_answers=True)
     ranker = build_ranker(args)
     rankings, seconds = _timed_rank(args, ranker, puzzles, vocab)
@@ -121,7 +133,7 @@ def _write_report(
     timings = ", ".join(f"{name} {s:.2f} s" for name, s in seconds.items())
     info = {"input": args.input, "hints": args.hints, "ranking time": timings}
     try:
-        path = write_report(args.report, puzzles, rankings_by_method, vocab, info)
+        path = write_report(args.report, puzzles, rankings_by_method, vocab, info, force=args.force)
     except OSError as exc:
         raise DataError(args.report, None, None, f"cannot write the report ({exc.strerror or exc})") from None
     if not args.quiet:
@@ -130,6 +142,8 @@ def _write_report(
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """Several methods and models on the same file: one table, and optionally one report."""
+    if args.report:
+        check_replaceable(args.report, args.force)
     vocab, puzzles = _load_input(args, require_answers=True)
     encoder = build_encoder(args)  # one model load and one cache for every base-model method
     rankers = {m: make_ranker(m, encoder=encoder) for m in args.methods or ()}
@@ -155,7 +169,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     cache_dir = _cache_dir(args)
     config = TrainConfig(finetune=not args.no_finetune, seed=args.seed)
     log = (lambda message: None) if args.quiet else (lambda message: print(message, file=sys.stderr))
-    metadata = train_command(args.train, args.val, args.hints, args.out, config, Encoder(cache_dir=cache_dir), log)
+    metadata = train_command(args.train, args.val, args.hints, args.out, config, Encoder(cache_dir=cache_dir), log,
+                             force=args.force)
     overall = metadata["val_metrics"]["overall"]
     print(f"learned position weights (by clue length): {json.dumps(metadata['position_weights'])}")
     print(
@@ -194,6 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_ranker_args(evaluate)
     evaluate.add_argument("--json", action="store_true", help="print the metrics as JSON")
     evaluate.add_argument("--report", metavar="DIR", help="also write DIR/report.html with plots and metrics.json")
+    _add_force_arg(evaluate, "--report DIR")
     evaluate.set_defaults(func=cmd_evaluate)
 
     compare = commands.add_parser("compare", help="evaluate several methods/models on one file, side by side")
@@ -202,6 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--methods", nargs="+", choices=METHODS, default=[], help="unlearned methods to compare")
     compare.add_argument("--models", nargs="+", default=[], metavar="DIR", help="model directories to compare")
     compare.add_argument("--report", metavar="DIR", help="write DIR/report.html with plots and metrics.json")
+    _add_force_arg(compare, "--report DIR")
     compare.add_argument("--json", action="store_true", help="print the metrics as JSON")
     _add_cache_args(compare)
     compare.set_defaults(func=cmd_compare)
@@ -211,6 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--val", required=True, help="validation puzzles CSV with answers (early stopping, metrics)")
     train.add_argument("--hints", required=True, help="hint_descriptions.csv (hintID,description)")
     train.add_argument("--out", required=True, help="model directory to write (replaced atomically)")
+    _add_force_arg(train, "--out DIR")
     train.add_argument("--seed", type=int, default=13, help="seed of every random source (default 13)")
     train.add_argument("--no-finetune", action="store_true", help="skip encoder fine-tuning (fast, weaker)")
     _add_cache_args(train)

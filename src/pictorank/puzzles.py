@@ -12,15 +12,22 @@ import csv
 import io
 import json
 import os
+import re
+import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from pictorank.errors import DataError
 from pictorank.query import Query
 
 PUZZLE_COLUMNS = ("datapointID", "subtaskID", "hints", "hints_json", "options", "options_json")
 HINT_COLUMNS = ("hintID", "description")
+# The csv module's own default limit, kept as ours and checked per field so that the error can
+# name the column (the csv module's "field larger than field limit" names none).
+MAX_FIELD_CHARS = 131_072
+_INTEGER = re.compile(r"[0-9]+")  # plain ASCII digits: int() would also take '9_9_9' and '٣'
 
 
 @dataclass(frozen=True)
@@ -71,6 +78,21 @@ def read_csv(path: str | os.PathLike, required: Sequence[str]) -> list[tuple[int
         line = raw[: exc.start].count(b"\n") + 1
         raise DataError(path, f"line {line}", None, "file is not valid UTF-8") from None
     reader = csv.reader(io.StringIO(text, newline=""))
+    with _no_csv_field_limit():
+        return _records(path, reader, required)
+
+
+@contextmanager
+def _no_csv_field_limit() -> Iterator[None]:
+    """Let the csv module read any field; `_records` applies MAX_FIELD_CHARS itself, per column."""
+    previous = csv.field_size_limit(sys.maxsize)
+    try:
+        yield
+    finally:
+        csv.field_size_limit(previous)
+
+
+def _records(path: Path, reader: "csv._reader", required: Sequence[str]) -> list[tuple[int, dict[str, str]]]:
     try:
         header = next(reader, None)
         if header is None:
@@ -89,6 +111,10 @@ def read_csv(path: str | os.PathLike, required: Sequence[str]) -> list[tuple[int
                 raise DataError(
                     path, f"line {reader.line_num}", None, f"{len(fields)} fields, the header has {len(header)}"
                 )
+            too_long = [c for c, f in zip(header, fields) if len(f) > MAX_FIELD_CHARS]
+            if too_long:
+                raise DataError(path, f"line {reader.line_num}", too_long[0],
+                                f"field longer than {MAX_FIELD_CHARS:,} characters")
             records.append((reader.line_num, dict(zip(header, fields))))
     except csv.Error as exc:
         raise DataError(path, f"line {reader.line_num}", None, f"not a readable CSV file ({exc})") from None
@@ -101,10 +127,7 @@ def load_hints(path: str | os.PathLike) -> HintVocabulary:
     for line, record in read_csv(path, HINT_COLUMNS):
         raw_id, description = record["hintID"], record["description"]
         row = f"line {line}"
-        try:
-            hint_id = int(raw_id)
-        except ValueError:
-            raise DataError(path, row, "hintID", f"not an integer: {raw_id!r}") from None
+        hint_id = parse_integer(raw_id, path, row, "hintID")
         if hint_id in descriptions:
             raise DataError(path, row, "hintID", f"duplicate hintID {hint_id}")
         if not description.strip():
@@ -113,6 +136,13 @@ def load_hints(path: str | os.PathLike) -> HintVocabulary:
     if not descriptions:
         raise DataError(path, None, None, "no hints in file")
     return HintVocabulary(descriptions)
+
+
+def parse_integer(text: str, path: str | os.PathLike, row: str, column: str) -> int:
+    """A non-negative integer written in ASCII digits (surrounding spaces allowed), or a DataError."""
+    if not _INTEGER.fullmatch(text.strip()):
+        raise DataError(path, row, column, f"not an integer: {text[:50]!r}")
+    return int(text)
 
 
 def split_pipe(text: str) -> list[str]:
@@ -134,10 +164,9 @@ def _parse_hints(path: Path, row: str, piped: str, as_json: str, vocab: HintVoca
     from_json = _parse_json_list(path, row, "hints_json", as_json)
     if not all(isinstance(h, int) and not isinstance(h, bool) for h in from_json):
         raise DataError(path, row, "hints_json", "hint ids must be integers")
-    try:
-        from_pipe = [int(h) for h in split_pipe(piped)]
-    except ValueError:
-        raise DataError(path, row, "hints", f"hint ids must be integers: {piped!r}") from None
+    if not all(_INTEGER.fullmatch(h.strip()) for h in split_pipe(piped)):
+        raise DataError(path, row, "hints", f"hint ids must be integers: {piped[:100]!r}")
+    from_pipe = [int(h) for h in split_pipe(piped)]
     if from_pipe != from_json:
         raise DataError(path, row, "hints", f"disagrees with hints_json: {piped!r} vs {as_json!r}")
     if not from_json:
@@ -187,10 +216,7 @@ def load_puzzles(path: str | os.PathLike, hints: HintVocabulary | None = None) -
         if datapoint_id in seen:
             raise DataError(path, row, "datapointID", "duplicate datapointID")
         seen.add(datapoint_id)
-        try:
-            subtask_id = int(record["subtaskID"])
-        except ValueError:
-            raise DataError(path, row, "subtaskID", f"not an integer: {record['subtaskID']!r}") from None
+        subtask_id = parse_integer(record["subtaskID"], path, row, "subtaskID")
         hint_ids = _parse_hints(path, row, record["hints"], record["hints_json"], hints)
         options = _parse_options(path, row, record["options"], record["options_json"])
         answer = record.get("answer")
@@ -198,6 +224,8 @@ def load_puzzles(path: str | os.PathLike, hints: HintVocabulary | None = None) -
             if answer not in options:
                 raise DataError(path, row, "answer", f"answer {answer!r} is not among the options")
         puzzles.append(Puzzle(datapoint_id, subtask_id, hint_ids, options, answer))
+    if not puzzles:
+        raise DataError(path, None, None, "no puzzles in file (only a header)")
     return puzzles
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -36,12 +37,39 @@ def submission_problems(puzzles: Sequence[Puzzle], answers: Sequence[Sequence[st
     return problems
 
 
-def write_submission(path: str | os.PathLike, puzzles: Sequence[Puzzle], answers: Sequence[Sequence[str]]) -> None:
-    """Write submission.csv atomically, after checking every output rule.
+def checked_output(path: str | os.PathLike, inputs: Sequence[str | os.PathLike] = ()) -> Path:
+    """The real file an output path writes to, or a DataError saying why it must not be written.
+
+    Called before any work, so a bad `--output` fails in a second rather than after the ranking.
+    A symlink is followed (the file it points to is replaced, the link stays); anything that is not
+    a regular file (a folder, a device such as /dev/null, a pipe) is refused, and so is any of the
+    `inputs`: pictorank never writes over what it reads.
+    """
+    target = Path(path).resolve()
+    if target.exists() and not target.is_file():
+        raise DataError(path, None, None, "exists and is not a regular file (a folder, device or pipe); choose another output path")
+    for source in inputs:
+        if target == Path(source).resolve():
+            raise DataError(path, None, None, f"is the input file {source}; choose another output path")
+    ancestor = next(p for p in (target, *target.parents) if p.exists())
+    if ancestor != target and not ancestor.is_dir():
+        raise DataError(path, None, None, f"cannot be created: {ancestor} is a file, not a folder")
+    if not os.access(ancestor if ancestor != target else target.parent, os.W_OK):
+        raise DataError(path, None, None, f"cannot be written: no write permission in {ancestor if ancestor != target else target.parent}")
+    return target
+
+
+def write_submission(
+    path: str | os.PathLike, puzzles: Sequence[Puzzle], answers: Sequence[Sequence[str]],
+    inputs: Sequence[str | os.PathLike] = (),
+) -> None:
+    """Write submission.csv atomically, after checking every output rule and the path itself
+    (see `checked_output`; `inputs` are the files it must not overwrite).
 
     Options may contain '|' only if the task allowed it; it does not, so such an option is an error
     here rather than a silently unparseable file.
     """
+    target = checked_output(path, inputs)
     problems = submission_problems(puzzles, answers)
     piped = [o for ranked in answers for o in ranked if "|" in o]
     if piped:
@@ -52,14 +80,20 @@ def write_submission(path: str | os.PathLike, puzzles: Sequence[Puzzle], answers
         {"datapointID": p.datapoint_id, "subtaskID": p.subtask_id, "answer": "|".join(ranked)}
         for p, ranked in zip(puzzles, answers)
     ]
-    _atomic_write_csv(Path(path), SUBMISSION_COLUMNS, rows)
+    _atomic_write_csv(target, SUBMISSION_COLUMNS, rows)
 
 
 def _atomic_write_csv(path: Path, columns: Iterable[str], rows: list[dict]) -> None:
-    """Write to a temporary file beside `path`, then rename: readers never see half a file."""
+    """Write to a temporary file beside `path`, then rename: readers never see half a file.
+
+    The file keeps the mode of the one it replaces; a new one gets the usual mode for the user's
+    umask (mkstemp alone would make it private, 0600).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o666 & ~_umask()
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             writer = csv.DictWriter(handle, fieldnames=list(columns))
             writer.writeheader()
@@ -68,6 +102,13 @@ def _atomic_write_csv(path: Path, columns: Iterable[str], rows: list[dict]) -> N
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    """The process's umask (only readable by setting it; set back at once)."""
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
 
 
 def validate_submission(submission_path: str | os.PathLike, input_path: str | os.PathLike) -> list[str]:

@@ -92,10 +92,26 @@ def test_rewrite_replaces_old_report_and_failure_keeps_it(tmp_path: Path, monkey
 def test_bad_destination_and_inputs(tmp_path: Path):
     file = tmp_path / "a_file"
     file.write_text("x")
-    with pytest.raises(DataError, match="not a directory"):
+    with pytest.raises(DataError, match="exists and is not a folder"):
         write_report(file, PUZZLES, {"good": GOOD}, VOCAB)
     with pytest.raises(DataError, match="a_file is a file"):
         write_report(file / "report", PUZZLES, {"good": GOOD}, VOCAB)
+
+
+def test_a_folder_pictorank_did_not_write_is_kept_unless_forced(tmp_path: Path):
+    """--report DIR used to empty DIR first: the user's files there were lost."""
+    keep = tmp_path / "keep"
+    keep.mkdir()
+    (keep / "notes.txt").write_text("mine")
+    with pytest.raises(DataError, match="not written by pictorank.*--force"):
+        write_report(keep, PUZZLES, {"good": GOOD}, VOCAB)
+    assert (keep / "notes.txt").read_text() == "mine" and sorted(p.name for p in tmp_path.iterdir()) == ["keep"]
+    write_report(keep, PUZZLES, {"good": GOOD}, VOCAB, force=True)
+    assert not (keep / "notes.txt").exists() and (keep / "report.html").is_file()
+    write_report(keep, PUZZLES, {"good": GOOD}, VOCAB)  # pictorank's own folder: replaced without --force
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    write_report(empty, PUZZLES, {"good": GOOD}, VOCAB)  # an empty folder holds nothing to lose
     with pytest.raises(ValueError, match="2 rankings for 3 puzzles"):
         build_metrics(PUZZLES, {"short": GOOD[:2]}, VOCAB)
     with pytest.raises(ValueError, match="at least one method"):

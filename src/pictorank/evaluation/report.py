@@ -19,8 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from pictorank.artifacts import replacing_dir
-from pictorank.errors import DataError
+from pictorank.artifacts import check_replaceable, replacing_dir
 from pictorank.evaluation.evaluate import evaluate_rankings, summarise
 from pictorank.puzzles import HintVocabulary, Puzzle
 
@@ -340,21 +339,19 @@ def write_report(
     rankings_by_method: Mapping[str, Sequence[Sequence[str]]],
     vocab: HintVocabulary,
     info: Mapping[str, Any] | None = None,
+    force: bool = False,
 ) -> Path:
     """Write report.html, metrics.json and the plots into `directory`; returns the report's path.
 
     `rankings_by_method` maps a method's display name to its full ranking of every puzzle (in the
     order of `puzzles`); `info` adds free key/value lines (input file, timings...) to the page.
+    A folder pictorank did not write is only replaced with `force` (see `check_replaceable`).
     """
     target = Path(directory)
-    if target.exists() and not target.is_dir():
-        raise DataError(target, None, None, "report destination exists and is not a directory")
-    blocking = next((p for p in target.parents if p.exists() and not p.is_dir()), None)
-    if blocking is not None:
-        raise DataError(target, None, None, f"cannot create the report folder: {blocking} is a file")
+    check_replaceable(target, force)
     metrics = build_metrics(puzzles, rankings_by_method, vocab)
     metrics["info"] = {"generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), **dict(info or {})}
-    with replacing_dir(target) as work:
+    with replacing_dir(target, force) as work:
         for name, plot in PLOTS.items():
             plot(metrics, work / name)
         (work / "metrics.json").write_text(json.dumps(metrics, indent=2), encoding="utf-8")

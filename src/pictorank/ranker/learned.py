@@ -94,9 +94,10 @@ class LearnedRanker(Ranker):
         return [predictions[bounds[i] : bounds[i + 1]] for i in range(len(queries))]
 
     # -- persistence --------------------------------------------------------------------------
-    def save(self, directory: str | os.PathLike, metadata: dict[str, Any] | None = None) -> None:
-        """Write the model directory atomically: a half-written directory never replaces a good one."""
-        with replacing_dir(directory) as staging:
+    def save(self, directory: str | os.PathLike, metadata: dict[str, Any] | None = None, force: bool = False) -> None:
+        """Write the model directory atomically: a half-written directory never replaces a good one,
+        and a folder pictorank did not write is only replaced with `force`."""
+        with replacing_dir(directory, force) as staging:
             self.booster.save_model(str(staging / MODEL_FILE))
             self.extractor.save(staging)
             if self.finetuned_model is not None:

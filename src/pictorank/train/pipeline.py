@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from pictorank.artifacts import library_versions, sha256_file
+from pictorank.artifacts import check_replaceable, library_versions, sha256_file
 from pictorank.encoder import Encoder
 from pictorank.errors import DataError
 from pictorank.evaluation import evaluate_rankings
@@ -58,9 +58,14 @@ def fit_learned_ranker(
 
 def train_command(
     train_path: str | Path, val_path: str | Path, hints_path: str | Path, out_dir: str | Path,
-    config: TrainConfig, encoder: Encoder, log: Log = print,
+    config: TrainConfig, encoder: Encoder, log: Log = print, force: bool = False,
 ) -> dict[str, Any]:
-    """`pictorank train`: load the files, train, evaluate on val, save the model directory."""
+    """`pictorank train`: load the files, train, evaluate on val, save the model directory.
+
+    The destination is checked first (`check_replaceable`): minutes of training must not end in
+    a refusal to write.
+    """
+    check_replaceable(out_dir, force)
     started = time.perf_counter()
     vocab = load_hints(hints_path)
     train_puzzles, val_puzzles = load_puzzles(train_path, vocab), load_puzzles(val_path, vocab)
@@ -84,5 +89,5 @@ def train_command(
         "val_metrics": {"overall": result["overall"], "by_subtask": result["by_subtask"]},
         "seconds": {**tables.seconds, "total_training": train_seconds},
     }
-    ranker.save(out_dir, metadata=metadata)
+    ranker.save(out_dir, metadata=metadata, force=force)
     return {**ranker.training, **metadata}
