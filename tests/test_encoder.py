@@ -124,3 +124,42 @@ def test_encode_never_writes_the_disk_cache_flush_does(tmp_path: Path, monkeypat
     encoder.flush()  # nothing new: no second write
     assert saves == [400]
     assert Encoder(model=StubModel(fail=True), model_id="stub", cache_dir=tmp_path).encode(texts).shape == (400, 8)
+
+
+def test_memory_is_bounded_least_recently_used_first() -> None:
+    model = StubModel()
+    encoder = Encoder(model=model, model_id="stub", max_cached=3)
+    encoder.encode(["a", "b", "c"])
+    encoder.encode(["a"])  # a is now the most recently used
+    encoder.encode(["d"])  # b goes
+    assert list(encoder._vectors) == ["c", "a", "d"]
+    encoder.encode(["b"])
+    assert model.calls[-1] == ["b"]
+    wide = encoder.encode([f"w{i}" for i in range(10)])  # one call larger than the memory
+    assert wide.shape == (10, 8) and len(encoder._vectors) == 3
+
+
+def test_disk_cache_stores_texts_at_their_own_length(tmp_path: Path) -> None:
+    """One very long option used to widen every stored text to its length."""
+    encoder = Encoder(model=StubModel(), model_id="stub", cache_dir=tmp_path)
+    encoder.warm([f"word {i}" for i in range(2000)])
+    (cache_file,) = tmp_path.glob("*.npz")
+    small = cache_file.stat().st_size
+    encoder.warm(["x" * 20_000])
+    assert cache_file.stat().st_size < small + 30_000
+    reloaded = Encoder(model=StubModel(fail=True), model_id="stub", cache_dir=tmp_path)
+    assert reloaded.encode(["x" * 20_000, "word 7", "word 1999"]).shape == (3, 8)
+
+
+def test_max_cached_strings_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pictorank.config import DEFAULT_MAX_CACHED_STRINGS, max_cached_strings
+    from pictorank.errors import SettingsError
+
+    monkeypatch.delenv("PICTORANK_MAX_CACHED_STRINGS", raising=False)
+    assert max_cached_strings() == DEFAULT_MAX_CACHED_STRINGS
+    monkeypatch.setenv("PICTORANK_MAX_CACHED_STRINGS", "1200")
+    assert Encoder(model=StubModel(), model_id="stub").max_cached == 1200
+    for bad in ("0", "-5", "many", "\u0665"):
+        monkeypatch.setenv("PICTORANK_MAX_CACHED_STRINGS", bad)
+        with pytest.raises(SettingsError, match="PICTORANK_MAX_CACHED_STRINGS"):
+            max_cached_strings()

@@ -10,13 +10,14 @@ from __future__ import annotations
 import hashlib
 import os
 import zipfile
+from collections import OrderedDict
 from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
 
-from pictorank.config import use_offline_environment
+from pictorank.config import max_cached_strings, use_offline_environment
 
 if TYPE_CHECKING:  # torch is slow to import; only pay for it when a model is really loaded
     from sentence_transformers import SentenceTransformer
@@ -60,6 +61,9 @@ class Encoder:
     model : a SentenceTransformer; loaded lazily from the base package when None.
     model_id : names the model in the disk cache; two different models must not share an id.
     cache_dir : directory for the on-disk cache (one .npz per model_id); None keeps it in memory.
+    max_cached : strings kept in memory (least recently used forgotten first), so a server that
+                 meets new strings forever stays bounded: `PICTORANK_MAX_CACHED_STRINGS`, see
+                 pictorank.config. The disk cache holds at most as many.
     batch_size : strings per forward pass. Batching is what makes encoding fast on a CPU, but
                  past ~32 short strings it stops helping: encoding val's 1,107 distinct strings
                  took 4.7 s of CPU at 32, 5.3 s at 64 and 5.7-6.4 s at 128 (bench/batch.py).
@@ -71,12 +75,16 @@ class Encoder:
         model_id: str | None = None,
         cache_dir: str | os.PathLike | None = None,
         batch_size: int = 32,
+        max_cached: int | None = None,
     ) -> None:
         self._model = model
         self.model_id = model_id or (base_model_version() if model is None else "custom")
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.batch_size = batch_size
-        self._vectors: dict[str, np.ndarray] = {}
+        self.max_cached = max_cached if max_cached is not None else max_cached_strings()
+        if self.max_cached < 1:
+            raise ValueError(f"max_cached must be at least 1, not {self.max_cached}")
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self.encoded_count = 0  # strings sent through the model: what the cache saves
         self._unsaved = 0  # encoded strings not yet in the disk cache
         self._load_disk_cache()
@@ -97,7 +105,15 @@ class Encoder:
         Never writes the disk cache: a server answering a request must not stall on rewriting a
         file. Batch callers save what they encoded with `flush` (or `warm`) when they are done.
         """
-        missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        found: dict[str, np.ndarray] = {}
+        missing = []
+        for text in dict.fromkeys(texts):
+            vector = self._vectors.get(text)
+            if vector is None:
+                missing.append(text)
+            else:
+                found[text] = vector
+                self._vectors.move_to_end(text)  # recently used: evicted last
         if missing:
             vectors = self.model.encode(
                 missing,
@@ -106,12 +122,20 @@ class Encoder:
                 normalize_embeddings=True,
                 show_progress_bar=show_progress,
             ).astype(np.float32)
-            self._vectors.update(zip(missing, vectors))
+            new = dict(zip(missing, vectors))
+            found.update(new)
+            self._remember(new)
             self.encoded_count += len(missing)
             self._unsaved += len(missing)
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.stack([self._vectors[t] for t in texts])
+        return np.stack([found[t] for t in texts])
+
+    def _remember(self, vectors: dict[str, np.ndarray]) -> None:
+        """Keep `vectors`, forgetting the least recently used strings past `max_cached`."""
+        self._vectors.update(vectors)
+        while len(self._vectors) > self.max_cached:
+            self._vectors.popitem(last=False)
 
     def warm(self, texts: Iterable[str], show_progress: bool = False) -> None:
         """Encode every distinct string of `texts` now, in large batches, and save them to disk."""
@@ -138,8 +162,13 @@ class Encoder:
             with np.load(path, allow_pickle=False) as stored:
                 if str(stored["model_id"]) != self.model_id:
                     return
-                self._vectors.update(zip(stored["texts"].tolist(), stored["vectors"]))
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+                blob, ends = stored["texts_utf8"].tobytes(), stored["text_ends"]
+                starts = np.concatenate([[0], ends[:-1]])
+                texts = [blob[a:b].decode("utf-8") for a, b in zip(starts.tolist(), ends.tolist())]
+                if len(texts) != len(stored["vectors"]):
+                    return
+                self._remember(dict(zip(texts, stored["vectors"])))
+        except (OSError, ValueError, KeyError, EOFError, UnicodeDecodeError, zipfile.BadZipFile):
             # A damaged cache (e.g. a truncated .npz raises BadZipFile, not OSError) is only
             # lost speed: re-encode rather than fail.
             return
@@ -150,11 +179,15 @@ class Encoder:
             return
         path.parent.mkdir(parents=True, exist_ok=True)
         texts = list(self._vectors)
+        # Texts as one UTF-8 blob plus end offsets: a numpy string array would store every text
+        # at the width of the longest (one 20,000-character option made the file 35x larger).
+        encoded = [t.encode("utf-8") for t in texts]
         tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
         np.savez(
             tmp,
             model_id=np.array(self.model_id),
-            texts=np.array(texts, dtype=str),
-            vectors=np.stack([self._vectors[t] for t in texts]),
+            texts_utf8=np.frombuffer(b"".join(encoded), dtype=np.uint8),
+            text_ends=np.cumsum([len(e) for e in encoded], dtype=np.int64),
+            vectors=np.stack([self._vectors[t] for t in texts]) if texts else np.zeros((0, 0), np.float32),
         )
         os.replace(tmp, path)
