@@ -27,9 +27,15 @@ def test_folds_keep_every_answer_in_one_fold(vocab, train_puzzles):
 
 
 def test_labels_mark_the_answer_of_each_group(vocab, val_puzzles):
-    queries = to_queries(val_puzzles[:5], vocab)
+    """Exactly the answer's row of each group is 1, in transform's order (query, then option)."""
+    queries = to_queries(val_puzzles[:40], vocab)
     labels, sizes = labels_and_sizes(queries)
-    assert sizes.sum() == len(labels) and labels.sum() == 5
+    assert sizes.tolist() == [len(q.options) for q in queries]
+    bounds = np.cumsum([0, *sizes])
+    for query, start, end in zip(queries, bounds[:-1], bounds[1:]):
+        group = labels[start:end]
+        assert group.sum() == 1 and query.options[int(np.argmax(group))] == query.answer
+    assert any(q.options.index(q.answer) != 0 for q in queries)  # the answer is not always first
 
 
 def test_config_round_trips_through_json():
