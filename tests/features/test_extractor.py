@@ -1,49 +1,60 @@
-"""Feature extraction: named columns in a fixed order, sensible values, nothing tied to ids."""
+"""FeatureExtractor: the groups' columns composed in a fixed order, saved and loaded faithfully."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from pictorank.features import (
-    FeatureExtractor,
-    _covered_fraction,
-    expand_weights,
-    feature_names,
-    fit_position_weights,
-    synonyms,
-    tokens,
-)
-from pictorank.puzzles import to_queries
+from pictorank.errors import ModelError, NotFittedError
+from pictorank.features import FeatureExtractor, feature_names, selected_features
+from pictorank.features import associations, cosine, hubness, lexical, query_size
 from pictorank.query import Query
 
-TOY_TRAIN = [
-    Query(("flower", "sun"), ("sunflower", "car", "bread", "boat"), "sunflower"),
-    Query(("flower", "water, sea"), ("water lily", "car", "bread", "boat"), "water lily"),
-    Query(("vehicle", "water, sea"), ("boat", "car", "bread", "water lily"), "boat"),
-    Query(("vehicle", "road"), ("car", "boat", "bread", "sunflower"), "car"),
-    Query(("flower", "night"), ("night flower", "car", "boat", "bread"), "night flower"),
+QUERIES = [
+    Query(("flower", "sun"), ("sunflower", "car", "bread")),
+    Query(("vehicle",), ("boat", "car")),  # one hint: no later descriptions
+    Query(("planet", "ring", "gas", "giant", "far"), ("saturn", "comet", "boat")),  # past the last position bucket
 ]
 
 
-def test_tokens_and_synonyms_split_descriptions():
-    assert tokens("Container, the bowl (holder)") == ["container", "bowl", "holder"]
-    assert synonyms("container, bowl;  pouch") == ["container", "bowl", "pouch"]
+def test_feature_names_are_the_groups_names_in_order():
+    expected = [
+        *cosine.names("base"), *cosine.names("ft"), *lexical.NAMES, *query_size.NAMES,
+        *associations.names(["base", "ft"]), *hubness.NAMES,
+    ]
+    assert feature_names() == expected
+    assert len(set(expected)) == len(expected) == 85
+    assert expected[:2] == ["base_cos_joined", "base_cos_mean"] and expected[-2:] == ["hub_option", "hub_csls"]
 
 
-def test_compound_answers_are_covered_by_their_hint_words():
-    assert _covered_fraction("sunflower", {"sun", "flower"}) == 1.0
-    assert _covered_fraction("sunflower", {"flower"}) == pytest.approx(6 / 9)
-    assert _covered_fraction("car", {"sun"}) == 0.0
+@pytest.mark.parametrize("q", QUERIES, ids=["two hints", "one hint", "five hints"])
+def test_every_group_makes_exactly_its_declared_columns(toy_train, word_encoder, q):
+    ext = FeatureExtractor(word_encoder).fit(toy_train)
+    encoders = ext.encoders()
+    made = {
+        "cosine": (cosine.names("ft"), cosine.columns("ft", word_encoder, q, ext.position_weights_)),
+        "lexical": (lexical.NAMES, lexical.columns(q)),
+        "query_size": (query_size.NAMES, query_size.columns(q)),
+        "associations": (
+            associations.names(list(encoders)),
+            associations.columns(q, encoders, ext.reference_, ext.token_stats_, ext.neighbours, ext.min_pair_count),
+        ),
+        "hubness": (hubness.NAMES, hubness.columns(q, word_encoder, ext.hubness_)),
+    }
+    for group, (names, cols) in made.items():
+        assert list(cols) == list(names), group
+        assert all(values.shape == (len(q.options),) for values in cols.values()), group
 
 
-def test_expand_weights_reuses_the_last_weight():
-    assert expand_weights([0.5, 1.0], 4).tolist() == [0.5, 1.0, 1.0, 1.0]
+def test_selected_features_drop_whole_groups_by_prefix():
+    kept = selected_features(["assoc", "hub", "ft_"])
+    assert kept == [n for n in feature_names() if n.startswith(("base_", "lex_", "q_"))]
+    assert selected_features([]) == feature_names()
 
 
-def test_transform_returns_the_named_columns_one_row_per_option(encoder):
-    extractor = FeatureExtractor(encoder).fit(TOY_TRAIN)
-    table = extractor.transform(TOY_TRAIN[:2])
+def test_transform_returns_the_named_columns_one_row_per_option(toy_train, encoder):
+    extractor = FeatureExtractor(encoder).fit(toy_train)
+    table = extractor.transform(toy_train[:2])
     assert list(table.columns) == feature_names()
     assert len(table) == 8
     assert np.isfinite(table.to_numpy()).all()
@@ -52,35 +63,13 @@ def test_transform_returns_the_named_columns_one_row_per_option(encoder):
     assert first["base_rank_joined"].min() == 0 and first["base_gap_joined"].max() == 0
 
 
-def test_unseen_vocabulary_gets_neutral_association_values(encoder):
-    extractor = FeatureExtractor(encoder, min_pair_count=1).fit(TOY_TRAIN)
-    stats = extractor.token_stats_
-    assert stats.option_values({"flower"}, "garden bed", 1)[0] == 0  # no train answer says 'bed'
-    assert stats.option_values({"flower"}, "wild flower", 1)[0] > 0  # 'night flower': texts, not ids
-    table = extractor.transform([Query(("planet", "ring"), ("saturn", "comet"), "saturn")])
-    assert (table["assoc_pmi_max"] == 0).all() and (table["assoc_answer_token_seen"] == 0).all()
-    for column in ("assoc_base_hint_first", "assoc_ft_hint_rest", "assoc_base_rev_hints", "assoc_pair_count"):
-        assert (table[column] == 0).all(), column  # descriptions never seen in train
-
-
-def test_train_clues_with_the_same_descriptions_vote_for_similar_options(encoder):
-    """'vehicle' + 'water, sea' was a boat in train, so a ship is a better guess than a lorry:
-    through the descriptions' answer centroids, the clues sharing both, and the reverse
-    neighbours (the train answer nearest to 'ship' is 'boat', clued with these descriptions)."""
-    extractor = FeatureExtractor(encoder, neighbours=1).fit(TOY_TRAIN)
-    table = extractor.transform([Query(("vehicle", "water, sea"), ("ship", "lorry"))])
-    for column in ("assoc_base_hint_rest", "assoc_pair_nn", "assoc_base_rev_hints", "assoc_ft_rev_rest"):
-        assert table[column].iloc[0] > table[column].iloc[1], column
-    assert table["assoc_pair_count"].tolist() == [1.0, 1.0]
-
-
-def test_an_option_that_is_a_train_answer_does_not_see_its_own_clue(encoder):
+def test_an_option_that_is_a_train_answer_does_not_see_its_own_clue(toy_train, encoder):
     """On out-of-fold rows the wrong options are answers of the fitted folds: their own rows
     must not count, or 'seen in train' would mean 'wrong' (never true on val/test)."""
     small = dict(min_pair_count=1, neighbours=2, hub_k=2)  # fewer than the 4 rows left
-    extractor = FeatureExtractor(encoder, **small).fit(TOY_TRAIN)
+    extractor = FeatureExtractor(encoder, **small).fit(toy_train)
     own = extractor.transform([Query(("flower", "night"), ("night flower", "moon"))])
-    fresh = FeatureExtractor(encoder, **small).fit(TOY_TRAIN[:4])
+    fresh = FeatureExtractor(encoder, **small).fit(toy_train[:4])
     without = fresh.transform([Query(("flower", "night"), ("night flower", "moon"))])
     columns = ["assoc_pmi_max", "assoc_answer_token_seen", "hub_option", "assoc_pair_count",
                *(f"assoc_{space}_{name}" for space in ("base", "ft") for name in ("knn_weighted", "hint_first", "rev_hints"))]
@@ -88,13 +77,30 @@ def test_an_option_that_is_a_train_answer_does_not_see_its_own_clue(encoder):
         assert own[column].iloc[0] == pytest.approx(without[column].iloc[0], abs=1e-6), column
 
 
-def test_position_weights_are_learned_per_clue_length(encoder, vocab, train_puzzles):
-    learned = fit_position_weights(to_queries(train_puzzles[:200], vocab), encoder, passes=1)
-    assert set(learned) <= {2, 3, 4} and 2 in learned
-    for bucket, weights in learned.items():
-        assert len(weights) == bucket and max(weights) == 1.0 and min(weights) >= 0
+def test_saved_extractor_transforms_identically(toy_train, word_encoder, tmp_path):
+    extractor = FeatureExtractor(word_encoder, neighbours=3, hub_k=2, min_pair_count=1).fit(toy_train)
+    extractor.save(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["associations.json", "pooling.json", "reference.npz"]
+    loaded = FeatureExtractor.load(tmp_path, word_encoder, None)
+    assert (loaded.neighbours, loaded.hub_k, loaded.min_pair_count) == (3, 2, 1)
+    assert loaded.position_weights_ == extractor.position_weights_
+    assert loaded.transform(QUERIES).equals(extractor.transform(QUERIES))
 
 
-def test_transform_needs_fit(encoder):
+def test_a_damaged_reference_file_is_a_model_error(toy_train, word_encoder, tmp_path):
+    FeatureExtractor(word_encoder).fit(toy_train).save(tmp_path)
+    (tmp_path / "reference.npz").write_bytes(b"not a zip")
+    with pytest.raises(ModelError, match="corrupt feature tables"):
+        FeatureExtractor.load(tmp_path, word_encoder, None)
+
+
+def test_no_queries_make_an_empty_table_with_every_column(toy_train, word_encoder):
+    table = FeatureExtractor(word_encoder).fit(toy_train).transform([])
+    assert table.shape == (0, 85) and list(table.columns) == feature_names()
+
+
+def test_transform_and_save_need_fit(word_encoder, tmp_path):
     with pytest.raises(RuntimeError, match="not fitted"):
-        FeatureExtractor(encoder).transform(TOY_TRAIN)
+        FeatureExtractor(word_encoder).transform(QUERIES)
+    with pytest.raises(NotFittedError, match="nothing to save"):
+        FeatureExtractor(word_encoder).save(tmp_path)
