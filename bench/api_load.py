@@ -6,7 +6,9 @@ Every configuration runs in its own server process on a free 127.0.0.1 port, one
 
 - cosine: the service's default method, with its in-memory embedding memo.
 - seed (task script): the task's baseline as its script works, every string re-encoded per
-  request (PICTORANK_MEMOIZE_EMBEDDINGS=false): the reference the targets compare against.
+  request: the reference the targets compare against. The service has no such mode, so this
+  bench serves it itself (`--serve-task-script`: the service's app over a seed ranker whose
+  encoder forgets every vector, bench/batch.py's ForgetfulEncoder).
 - seed (memo): the same baseline with the service's memo, to show what the memo alone is worth.
 - model NAME: each `--model DIR` given (e.g. the learned model), served as `PICTORANK_MODEL_DIR`.
 
@@ -30,21 +32,43 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
 import numpy as np
+import uvicorn
+from batch import ForgetfulEncoder  # bench/batch.py, beside this file
+from fastapi import FastAPI
 
-from pictorank.data import load_hints, load_puzzles
+from pictorank.api.app import create_app
+from pictorank.api.service import build_service
+from pictorank.api.settings import Settings
+from pictorank.config import use_offline_environment
+from pictorank.encoder import Encoder
+from pictorank.puzzles import load_hints, load_puzzles
+from pictorank.ranker import SeedRanker
 
-ROOT = Path(__file__).resolve().parents[1]
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
 DATA = ROOT / "data" / "bliss"
-PICTORANK = str(Path(sys.executable).with_name("pictorank"))
+PICTORANK_SERVE = (str(Path(sys.executable).with_name("pictorank")), "serve")
+TASK_SCRIPT_SERVE = (sys.executable, str(Path(__file__).resolve()), "--serve-task-script")
+
+
+@dataclass(frozen=True)
+class Config:
+    """One server to measure: the command that starts it, and its `PICTORANK_*` variables."""
+
+    env: dict[str, str] = field(default_factory=dict)
+    command: tuple[str, ...] = PICTORANK_SERVE
+
+
 CONFIGS = {
-    "cosine": {"PICTORANK_METHOD": "cosine"},
-    "seed (task script)": {"PICTORANK_METHOD": "seed", "PICTORANK_MEMOIZE_EMBEDDINGS": "false"},
-    "seed (memo)": {"PICTORANK_METHOD": "seed"},
+    "cosine": Config({"PICTORANK_METHOD": "cosine"}),
+    "seed (task script)": Config({"PICTORANK_METHOD": "seed"}, TASK_SCRIPT_SERVE),
+    "seed (memo)": Config({"PICTORANK_METHOD": "seed"}),
 }
 
 
@@ -64,12 +88,31 @@ def request_bodies() -> list[dict[str, Any]]:
     return [{"hints": list(p.hints), "options": list(p.options), "top_k": 10} for p in puzzles]
 
 
-def start_server(env_extra: dict[str, str], workers: int, cache_dir: str) -> tuple[subprocess.Popen, str]:
+def task_script_app() -> FastAPI:
+    """The service as `pictorank serve --method seed` builds it, except that its seed ranker
+    re-encodes every string of every request, as the task's script does. The open-vocabulary
+    index is built with an ordinary encoder: start-up is not what this configuration measures."""
+    settings = Settings(method="seed")
+    encoder = Encoder(cache_dir=settings.cache_dir)
+    ranker = SeedRanker(encoder=ForgetfulEncoder(model=encoder.model, model_id=encoder.model_id))
+    return create_app(settings, service=build_service(settings, encoder=encoder, ranker=ranker))
+
+
+def serve_task_script() -> None:
+    """Serve `task_script_app` where the environment's PICTORANK_HOST/PORT/WORKERS say; every
+    uvicorn worker imports this file (from `app_dir`) and builds its own app."""
+    use_offline_environment()  # before torch is imported (see its docstring)
+    settings = Settings(method="seed")
+    uvicorn.run("api_load:task_script_app", factory=True, app_dir=str(BENCH), host=settings.host,
+                port=settings.port, workers=settings.workers, log_level="info")
+
+
+def start_server(config: Config, workers: int, cache_dir: str) -> tuple[subprocess.Popen, str]:
     port = free_port()
-    env = {**os.environ, **env_extra, "HF_HUB_OFFLINE": "1", "PICTORANK_CACHE_DIR": cache_dir}
+    env = {**os.environ, **config.env, "HF_HUB_OFFLINE": "1", "PICTORANK_CACHE_DIR": cache_dir,
+           "PICTORANK_HOST": "127.0.0.1", "PICTORANK_PORT": str(port), "PICTORANK_WORKERS": str(workers)}
     process = subprocess.Popen(
-        [PICTORANK, "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        list(config.command), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 300
@@ -133,9 +176,9 @@ async def load(base: str, bodies: list[dict], clients: int, total: int, max_seco
     }
 
 
-def run_config(name: str, env: dict[str, str], bodies: list[dict], args: argparse.Namespace, cache_dir: str) -> dict:
+def run_config(name: str, config: Config, bodies: list[dict], args: argparse.Namespace, cache_dir: str) -> dict:
     print(f"{name}: starting server ...", file=sys.stderr)
-    process, base = start_server(env, args.workers, cache_dir)
+    process, base = start_server(config, args.workers, cache_dir)
     try:
         results = {"first pass": asyncio.run(load(base, bodies, 4, len(bodies), args.max_seconds))}
         for clients in args.clients:
@@ -182,18 +225,23 @@ def main() -> None:
     parser.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
     parser.add_argument("--model", type=Path, action="append", default=[], help="also serve this model directory")
     parser.add_argument("--json", type=Path, help="also write the raw results here")
+    parser.add_argument("--serve-task-script", action="store_true",
+                        help="internal: serve the 'seed (task script)' configuration on $PICTORANK_PORT")
     args = parser.parse_args()
+    if args.serve_task_script:
+        serve_task_script()
+        return
     configs = {name: CONFIGS[name] for name in args.configs}
-    configs.update({f"model {d.name}": {"PICTORANK_MODEL_DIR": str(d.resolve())} for d in args.model})
+    configs.update({f"model {d.name}": Config({"PICTORANK_MODEL_DIR": str(d.resolve())}) for d in args.model})
 
     bodies = request_bodies()
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
           f"{len(bodies)} val rows with 30 options", file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix="pictorank-api-bench-") as cache_dir:
         results = {}
-        for name, env in configs.items():
+        for name, config in configs.items():
             try:
-                results[name] = run_config(name, env, bodies, args, cache_dir)
+                results[name] = run_config(name, config, bodies, args, cache_dir)
             except ServerFailed as exc:  # one broken configuration does not lose the others' results
                 print(f"{name}: skipped: {exc}", file=sys.stderr)
     print(f"load average at end: {os.getloadavg()[0]:.1f}", file=sys.stderr)

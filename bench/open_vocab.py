@@ -17,12 +17,13 @@ import sys
 import time
 from pathlib import Path
 
-from pictorank.api.service import build_service
+from pictorank.api.service import Clue, build_service
 from pictorank.api.settings import Settings
-from pictorank.data import DataError, load_puzzles
-from pictorank.evaluate import evaluate_rankings, summarise
-from pictorank.metrics import answer_rank
-from pictorank.ranker import ModelError
+from pictorank.errors import PictorankError
+from pictorank.evaluation import evaluate_rankings, summarise
+from pictorank.evaluation.metrics import answer_rank
+from pictorank.puzzles import load_puzzles
+from pictorank.ranker import DEFAULT_METHOD, METHODS
 
 COLUMNS = ["hits@1", "hits@10", "mrr", "score"]
 
@@ -30,31 +31,24 @@ COLUMNS = ["hits@1", "hits@10", "mrr", "score"]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", type=Path, help="model directory to serve (default: --method)")
-    parser.add_argument("--method", default="cosine", choices=("cosine", "seed"))
+    parser.add_argument("--method", default=DEFAULT_METHOD, choices=METHODS)
     parser.add_argument("--candidates", type=int, default=100, help="words taken from the index (service default 100)")
     parser.add_argument("--split", default="val")
-    parser.add_argument("--save-index", action="store_true",
-                        help="write the index into --model DIR, where the service then loads it instead of encoding the words")
     args = parser.parse_args()
-    if args.save_index and args.model is None:
-        parser.error("--save-index needs --model DIR")
 
     settings = Settings(model_dir=args.model, method=args.method, open_vocab_candidates=args.candidates)
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", file=sys.stderr)
     try:
         service = build_service(settings)
-    except (DataError, ModelError) as exc:
+    except PictorankError as exc:
         raise SystemExit(f"open_vocab: {exc}") from None
-    if args.save_index:
-        service.index.save(args.model)
-        print(f"wrote {args.model / 'vocabulary.faiss'} and vocabulary.txt", file=sys.stderr)
     puzzles = load_puzzles(settings.data_dir / f"{args.split}.csv", service.vocab)
-    clues = [service.describe(p.hints) for p in puzzles]
+    hints = [tuple(service.describe(p.hints)) for p in puzzles]
 
     started = time.perf_counter()
-    open_rankings = [r.ranking for r in service.rank([(hints, None) for hints in clues])]
+    open_rankings = [r.ranking for r in service.rank([Clue(h) for h in hints])]
     open_seconds = time.perf_counter() - started
-    closed_rankings = [r.ranking for r in service.rank([(hints, p.options) for hints, p in zip(clues, puzzles)])]
+    closed_rankings = [r.ranking for r in service.rank([Clue(h, p.options) for h, p in zip(hints, puzzles)])]
 
     ranks = [answer_rank(ranking, p.answer) for ranking, p in zip(open_rankings, puzzles)]
     rows = {

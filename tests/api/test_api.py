@@ -5,15 +5,20 @@ from __future__ import annotations
 
 import json
 import re
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from fastapi.testclient import TestClient
+from helpers import DATA, puzzle_row, write_rows
+from pydantic import ValidationError
 
 from pictorank.api.app import create_app
 from pictorank.api.schemas import MAX_BATCH, MAX_HINTS, MAX_OPTIONS, MAX_TEXT_LENGTH
+from pictorank.api.service import Clue, build_service
 from pictorank.api.settings import Settings, bundled_data_dir
+from pictorank.encoder import Encoder, base_model_version
 from pictorank.puzzles import HintVocabulary, Puzzle
-from pictorank.ranker import rank_puzzles
+from pictorank.ranker import DEFAULT_METHOD, METHODS, CosineRanker, rank_puzzles
 
 
 def _puzzle_body(puzzle: Puzzle, top_k: int = 10) -> dict:
@@ -208,41 +213,43 @@ def test_undecodable_body_is_422_not_400(api_client: TestClient) -> None:
     assert response.status_code == 422 and response.json()["detail"][0]["loc"] == ["body"]
 
 
-def test_without_memo_every_request_encodes_again(encoder) -> None:
-    from pictorank.api.service import build_service
-
-    settings = Settings(method="seed", memoize_embeddings=False, vocabulary_files=[bundled_data_dir() / "val.csv"])
-    service = build_service(settings, encoder=encoder)
-    clue = (["flower", "sun"], ["sunflower", "hammer"])
-    before = service.encoder.encoded_count
-    first, second = service.rank([clue]), service.rank([clue])
-    assert first == second and first[0].ranking[0] == "sunflower"
-    assert service.encoder.encoded_count - before == 2 * 3  # template + 2 options, twice
-    assert service.model_name.startswith("seed") and "no embedding memo" in service.model_name
+def test_settings_take_the_methods_from_the_ranker_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert Settings().method == DEFAULT_METHOD
+    assert [Settings(method=method).method for method in METHODS] == list(METHODS)
+    assert Settings.model_json_schema()["properties"]["method"]["enum"] == list(METHODS)
+    with pytest.raises(ValidationError, match="unknown method 'bogus'"):
+        Settings(method="bogus")
+    monkeypatch.setenv("PICTORANK_METHOD", "bogus")
+    with pytest.raises(ValidationError, match="choose one of"):
+        Settings()
 
 
-def test_saved_vocabulary_index_is_loaded_from_the_model_dir(tmp_path, encoder, api_service) -> None:
-    from pictorank.api.service import INDEX_FILE, build_service
-    from pictorank.errors import ModelError
-    from pictorank.ranker import CosineRanker
+def test_build_service_uses_the_encoder_as_given(tmp_path, base_model) -> None:
+    """One encoder, unchanged, for the ranker and the index; start-up fills its disk cache and
+    requests only read it (a request must not stall on rewriting a file)."""
+    cache_dir = tmp_path / "cache"
+    encoder = Encoder(model=base_model, model_id=base_model_version(), cache_dir=cache_dir)
+    words = write_rows(tmp_path / "words.csv", [puzzle_row(choices=("seal", "fish", "candle", "rock"))])
+    service = build_service(Settings(method="seed", vocabulary_files=[words]), encoder=encoder)
+    assert service.encoder is encoder and service.ranker.encoders() == [encoder]
+    assert encoder.cache_dir == cache_dir and service.index.words == ["candle", "fish", "rock", "seal"]
+    [cache_file] = cache_dir.iterdir()
+    written = cache_file.read_bytes()
+    [ranked] = service.rank([Clue(("flower", "sun"), ("sunflower", "hammer"))])
+    assert ranked.ranking[0] == "sunflower" and service.model_name.startswith("seed")
+    assert cache_file.read_bytes() == written
 
+
+def test_a_model_directory_is_served_over_the_settings_vocabulary(tmp_path, encoder, api_service) -> None:
     model_dir = tmp_path / "model"
     CosineRanker(encoder=encoder).save(model_dir)
-    api_service.index.save(model_dir)
-    assert (model_dir / INDEX_FILE).is_file()
-    # No vocabulary files at all: the words can only come from the saved index.
-    service = build_service(Settings(model_dir=model_dir, vocabulary_files=[]), encoder=encoder)
-    assert service.index.words == api_service.index.words and service.model_name.startswith("cosine:model")
-    clue = (["animal", "water"], None)
+    service = build_service(Settings(model_dir=model_dir, vocabulary_files=[DATA / "val.csv"]), encoder=encoder)
+    assert service.model_name.startswith("cosine:model") and service.index.words == api_service.index.words
+    clue = Clue(("animal", "water"))
     assert service.rank([clue]) == api_service.rank([clue])
-    (model_dir / INDEX_FILE).write_bytes(b"not a faiss index")
-    with pytest.raises(ModelError, match="vocabulary index"):
-        build_service(Settings(model_dir=model_dir, vocabulary_files=[]), encoder=encoder)
 
 
 def test_concurrent_requests_get_their_own_answers(api_client: TestClient) -> None:
-    from concurrent.futures import ThreadPoolExecutor
-
     bodies = [{"hint_texts": [f"colour {i}", "flower"], "options": ["red rose", "blue sea", f"number {i}"]}
               for i in range(24)]
     expected = [api_client.post("/rank", json=b).json()["ranking"] for b in bodies]
@@ -253,12 +260,10 @@ def test_concurrent_requests_get_their_own_answers(api_client: TestClient) -> No
 
 
 def test_word_list_extends_the_open_vocabulary(tmp_path, encoder) -> None:
-    from pictorank.api.service import build_service
-
     words = tmp_path / "words.txt"
     words.write_text("zebracorn\n\n  giraffe-whale  \nnot|allowed\n", encoding="utf-8")
     settings = Settings(vocabulary_files=[bundled_data_dir() / "val.csv"], word_list=words)
     service = build_service(settings, encoder=encoder)
     assert {"zebracorn", "giraffe-whale"} <= set(service.index.words) and "not|allowed" not in service.index.words
-    [ranked] = service.rank([(["zebracorn"], None)])
+    [ranked] = service.rank([Clue(("zebracorn",))])
     assert ranked.ranking[0] == "zebracorn"

@@ -12,9 +12,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from helpers import free_port, stop_process
+from helpers import DATA, free_port, stop_process
 
-DATA = Path(__file__).resolve().parents[2] / "data" / "bliss"
 PICTORANK = [str(Path(sys.executable).with_name("pictorank"))]  # the installed console script
 
 
@@ -32,6 +31,7 @@ def wait_ready(base: str, process: subprocess.Popen, timeout: float = 240) -> No
     raise AssertionError(f"server not ready after {timeout} s")
 
 
+@pytest.mark.slow  # the server process loads the real model
 def test_serve_answers_over_real_http(tmp_path: Path) -> None:
     port = free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1",

@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from pictorank.api.app import create_app
-from pictorank.api.game import STATIC_DIR
+from pictorank.api.routes.game import STATIC_DIR
 from pictorank.api.service import RankingService
 from pictorank.api.settings import Settings
 from pictorank.ranker import Ranker
@@ -20,6 +20,9 @@ class LengthRanker(Ranker):
     """Longest option first: cheap, deterministic, and unlike the data's option order."""
 
     method = "stub"
+
+    def encoders(self):
+        return []
 
     def score(self, queries):
         return [np.array([float(len(o)) for o in q.options]) for q in queries]
@@ -107,3 +110,11 @@ def test_page_and_static_files_work_offline(client):
         assert client.get(path).status_code == 200
     for file in STATIC_DIR.iterdir():  # no CDN, no fonts or scripts from elsewhere
         assert not re.search(r"https?://", file.read_text()), file.name
+
+
+def test_without_a_vocabulary_index_options_are_required(client):
+    """The stub service has no open-vocabulary index: a clue without options is a 422, not a 500."""
+    response = client.post("/rank", json={"hint_texts": ["sun"]})
+    assert response.status_code == 422
+    [error] = response.json()["detail"]
+    assert error["loc"] == ["body", "options"] and "open-vocabulary mode is off" in error["msg"]

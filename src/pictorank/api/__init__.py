@@ -1,6 +1,16 @@
 """pictorank's HTTP service.
 
 `pictorank.api.app.create_app(settings)` builds the FastAPI app; `pictorank serve` runs it with
-uvicorn. Modules: settings (PICTORANK_* variables), schemas (request/response bodies), service
-(ranking without HTTP), routes, middleware (body limit, metrics), serve (the CLI command).
+uvicorn. Modules, each with one concern:
+
+- settings:   the `PICTORANK_*` variables;
+- schemas:    request and response bodies;
+- service:    ranking without HTTP (`Clue` in, `Ranked` out; the open-vocabulary index);
+- game:       the game page's puzzles, without HTTP;
+- errors:     the one error body `{"detail": [{"loc", "msg", "type"}]}` and its handler;
+- deps:       the routes' dependencies (the service, the game, JSON bodies only);
+- routes/:    ranking, vocabulary, operations and game endpoints, one module each;
+- middleware: body size limit and metrics;
+- app:        the factory that puts these together;
+- serve:      the `pictorank serve` command.
 """

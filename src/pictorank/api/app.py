@@ -3,24 +3,29 @@
     app = create_app(Settings())          # loads model + vocabulary once, in the lifespan
     app = create_app(settings, service)   # tests/benchmarks inject an already-built service
 
-Routers are included in one place, `_include_routers`, so a new page is one line there.
+Everything an app holds is set up here: its state (settings, service, game puzzles, metrics),
+the error handler, the routers (all included in `_include_routers`, so a new page is one line
+there) and the middleware.
 """
 
 from __future__ import annotations
 
 from contextlib import asynccontextmanager
 from importlib.metadata import version
+from pathlib import Path
 from typing import AsyncIterator
 
 import anyio
-from fastapi import FastAPI, Request
+from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import JSONResponse
+from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from pictorank.api import game, routes
+from pictorank.api.errors import http_error_handler
+from pictorank.api.game import GamePuzzles
 from pictorank.api.middleware import BodySizeLimit, Metrics, MetricsMiddleware
+from pictorank.api.routes import game, operations, ranking, vocabulary
 from pictorank.api.service import RankingService, build_service
 from pictorank.api.settings import Settings
 
@@ -30,26 +35,13 @@ Every 4xx answer has a JSON body `{"detail": [{"loc": [...], "msg": "...", "type
 naming the field and the reason."""
 
 
-async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-    """Every HTTP error in one shape, `{"detail": [{"loc", "msg", "type"}]}`, like validation errors.
-
-    FastAPI answers a body it cannot decode at all (e.g. invalid UTF-8) with a bare 400; that is
-    bad input like any malformed JSON, so it becomes the same 422.
-    """
-    if isinstance(exc.detail, list):
-        detail, status = exc.detail, exc.status_code
-    elif exc.status_code == 400:
-        detail = [{"loc": ["body"], "msg": "request body is not valid JSON (UTF-8 expected)", "type": "json_invalid"}]
-        status = 422
-    else:
-        detail, status = [{"loc": [], "msg": str(exc.detail), "type": "http_error"}], exc.status_code
-    return JSONResponse({"detail": detail}, status_code=status, headers=getattr(exc, "headers", None))
-
-
 def _include_routers(app: FastAPI) -> None:
     """Every router of the service; add new ones here."""
-    app.include_router(routes.router)
-    game.include_game(app)  # the game page at / and its /puzzles endpoints
+    app.include_router(ranking.router)
+    app.include_router(vocabulary.router)
+    app.include_router(operations.router)
+    app.include_router(game.router)  # the game page at / and its /puzzles endpoints
+    app.mount("/static", StaticFiles(directory=game.STATIC_DIR), name="static")
 
 
 @asynccontextmanager
@@ -77,8 +69,10 @@ def create_app(settings: Settings | None = None, service: RankingService | None 
     )
     app.state.settings = settings
     app.state.service = service
+    # The game's puzzles are small and load in milliseconds, so they load here, not in the lifespan.
+    app.state.game = GamePuzzles.load(Path(settings.game_puzzles), Path(settings.hints))
     app.state.metrics = Metrics()
-    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(StarletteHTTPException, http_error_handler)
     _include_routers(app)
     # Middleware added last runs first: metrics see every request, including 413s.
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
@@ -87,4 +81,3 @@ def create_app(settings: Settings | None = None, service: RankingService | None 
                            allow_headers=["Content-Type"])
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
     return app
-

@@ -12,12 +12,14 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from pictorank.api.errors import error_response
+
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 
 def too_large(max_bytes: int) -> JSONResponse:
-    detail = [{"loc": ["body"], "msg": f"request body is larger than {max_bytes} bytes", "type": "body_too_large"}]
-    return JSONResponse({"detail": detail}, status_code=413)
+    """The 413 answer; middleware runs outside FastAPI's exception handlers, so it is built here."""
+    return error_response(413, ["body"], f"request body is larger than {max_bytes} bytes", "body_too_large")
 
 
 class BodySizeLimit:

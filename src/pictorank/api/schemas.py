@@ -1,5 +1,6 @@
-"""Request and response bodies of the HTTP API (pydantic); their limits are part of the contract
-and so appear in the OpenAPI schema, where clients and schemathesis can read them.
+"""Request and response bodies of the HTTP API (pydantic), the game page's included; their limits
+are part of the contract and so appear in the OpenAPI schema, where clients and schemathesis can
+read them.
 """
 
 from __future__ import annotations
@@ -151,6 +152,37 @@ class HintsResponse(BaseModel):
 class Health(BaseModel):
     status: Literal["ok", "loading"]
     model: str | None = None
+
+
+class GamePuzzle(BaseModel):
+    """A puzzle as the player sees it: no answer."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "id": "val_000000", "subtask": 1, "hints": [{"id": 502, "description": "fire"}, {"id": 319, "description": "light"}],
+        "options": ["cartography", "encouragement", "flame", "leaf"]}]})
+
+    id: str
+    subtask: int
+    hints: list[Hint] = Field(description="pictograms in clue order; the first is the main idea")
+    options: list[str]
+
+
+class Guess(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"guess": "flame"}]})
+
+    guess: str = Field(min_length=1, max_length=200, description="one of the puzzle's options")
+
+
+class GuessResult(BaseModel):
+    """The verdict, the answer, and how pictorank itself ranked the options."""
+
+    correct: bool
+    guess: str
+    answer: str
+    ranking: list[str] = Field(description=f"pictorank's top {MAX_ANSWERS}, most likely first")
+    scores: list[float]
+    answer_position: int = Field(description="1-based position of the answer in pictorank's full ranking")
+    model: str
 
 
 class ErrorItem(BaseModel):

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from pictorank.api.settings import Settings
 from pictorank.config import use_offline_environment
 from pictorank.errors import DataError, SettingsError
-from pictorank.ranker import METHODS
+from pictorank.ranker import DEFAULT_METHOD, METHODS
 
 
 def add_serve_parser(commands: "argparse._SubParsersAction") -> None:
@@ -28,14 +28,14 @@ def add_serve_parser(commands: "argparse._SubParsersAction") -> None:
     serve.add_argument("--workers", type=int, help="worker processes (default: $PICTORANK_WORKERS or 1)")
     choice = serve.add_mutually_exclusive_group()
     choice.add_argument("--model", help="model directory to serve (default: $PICTORANK_MODEL_DIR)")
-    choice.add_argument("--method", choices=METHODS, help="unlearned method when no model (default: cosine)")
+    choice.add_argument("--method", choices=METHODS, help=f"unlearned method when no model (default: $PICTORANK_METHOD or {DEFAULT_METHOD})")
     serve.add_argument("--hints", help="hint_descriptions.csv (default: the bundled data/bliss one)")
     serve.set_defaults(func=cmd_serve)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    # Lazy: fastapi, faiss and uvicorn take ~0.4 s to import, which every other command would pay
-    # (the CLI builds this command's parser).
+    # Lazy: the app (fastapi, faiss) and uvicorn take 0.2-0.3 s more to import (measured), which
+    # every other command would pay, since the CLI builds this command's parser.
     import uvicorn
 
     from pictorank.api.app import create_app

@@ -14,9 +14,8 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Iterable, Sequence
 
-import numpy as np
-
 import faiss
+import numpy as np
 
 from pictorank.api.settings import Settings
 from pictorank.encoder import Encoder
@@ -71,8 +70,20 @@ def vocabulary_words(puzzle_files: Sequence[Path], word_list: Path | None) -> li
 
 
 @dataclass(frozen=True)
+class Clue:
+    """What the service ranks: hint texts (main idea first) and the candidate options.
+
+    `options` None means open-vocabulary mode: the candidates come from the vocabulary index.
+    Hint *texts*, not ids, so free-text hints and any pictogram vocabulary take the same path.
+    """
+
+    hints: tuple[str, ...]
+    options: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
 class Ranked:
-    """One answered puzzle: every candidate most likely first, with its score."""
+    """One answered clue: every candidate most likely first, with its score."""
 
     ranking: list[str]
     scores: list[float]
@@ -117,17 +128,23 @@ class RankingService:
     def describe(self, hint_ids: Sequence[int]) -> list[str]:
         return self.vocab.describe(hint_ids)
 
-    def rank(self, clues: Sequence[tuple[Sequence[str], Sequence[str] | None]]) -> list[Ranked]:
-        """Rank each (hint texts, options or None) pair; None searches the answer vocabulary."""
+    def rank(self, clues: Sequence[Clue]) -> list[Ranked]:
+        """Rank each clue's options, or for a clue without options the vocabulary's nearest words.
+
+        One call ranks the whole batch, so the ranker encodes its distinct strings together.
+        """
         with self._lock:
-            open_rows = [i for i, (_, options) in enumerate(clues) if options is None]
-            candidates = self.candidates([clues[i][0] for i in open_rows]) if open_rows else []
-            found = dict(zip(open_rows, candidates))
-            queries = [
-                Query(tuple(hints), tuple(options if options is not None else found[i]))
-                for i, (hints, options) in enumerate(clues)
-            ]
-            return [Ranked(ranking, scores) for ranking, scores in self.ranker.rank_with_scores(queries)]
+            return [Ranked(ranking, scores) for ranking, scores in self.ranker.rank_with_scores(self._queries(clues))]
+
+    def _queries(self, clues: Sequence[Clue]) -> list[Query]:
+        """The ranker's queries: open-vocabulary clues get the index's words as their options."""
+        open_rows = [i for i, clue in enumerate(clues) if clue.options is None]
+        candidates = self.candidates([clues[i].hints for i in open_rows]) if open_rows else []
+        found = dict(zip(open_rows, candidates))
+        return [
+            Query(clue.hints, clue.options if clue.options is not None else tuple(found[i]))
+            for i, clue in enumerate(clues)
+        ]
 
     def candidates(self, hint_lists: Sequence[Sequence[str]]) -> list[list[str]]:
         """Open-vocabulary mode's candidates for each clue: the words nearest to its joined hints."""
@@ -139,9 +156,9 @@ class RankingService:
     def self_test(self) -> None:
         """Rank one clue from the vocabulary, with and without options, then report ready."""
         first = next(iter(self.vocab.descriptions.values()))
-        self.rank([([first], ["dog", "house", "water"])])
+        self.rank([Clue((first,), ("dog", "house", "water"))])
         if self.index is not None:
-            self.rank([([first], None)])
+            self.rank([Clue((first,))])
         self.ready = True
 
 

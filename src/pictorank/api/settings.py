@@ -17,12 +17,12 @@ Examples::
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from pictorank.config import default_cache_dir
+from pictorank.ranker import DEFAULT_METHOD, METHODS
 
 
 def bundled_data_dir() -> Path:
@@ -37,7 +37,11 @@ class Settings(BaseSettings):
 
     # What to serve.
     model_dir: Path | None = Field(None, description="saved model directory; None serves `method`")
-    method: Literal["cosine", "seed"] = Field("cosine", description="unlearned method when no model_dir")
+    method: str = Field(
+        DEFAULT_METHOD,
+        description=f"unlearned method when no model_dir: one of {', '.join(METHODS)}",
+        json_schema_extra={"enum": list(METHODS)},
+    )
     data_dir: Path = Field(default_factory=bundled_data_dir, description="the bundled Bliss data")
     hints: Path | None = Field(None, description="hint_descriptions.csv; default <data_dir>/hint_descriptions.csv")
     vocabulary_files: list[Path] | None = Field(
@@ -59,6 +63,14 @@ class Settings(BaseSettings):
     workers: int = Field(1, ge=1, le=64, description="uvicorn worker processes; ranking is CPU-bound")
     cors_origins: list[str] = Field(default_factory=list, description="origins allowed by CORS; empty = none")
     max_body_bytes: int = Field(1_000_000, ge=1024, description="larger request bodies get 413")
+
+    @field_validator("method")
+    @classmethod
+    def _known_method(cls, method: str) -> str:
+        """The methods are the ranker registry's (one list for the CLI, the service, the benches)."""
+        if method not in METHODS:
+            raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+        return method
 
     @model_validator(mode="after")
     def _fill_data_paths(self) -> "Settings":

@@ -1,0 +1,44 @@
+"""FastAPI dependencies shared by the routes: what a request needs before a route runs.
+
+Each refuses the request with the service's error shape (`pictorank.api.errors`) when it cannot
+be served, so the routes themselves only handle requests that can be answered. The `...Dep`
+aliases are what route signatures use (`service: ServiceDep`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from pictorank.api.errors import api_error
+from pictorank.api.game import GamePuzzles
+from pictorank.api.service import RankingService
+
+
+def get_service(request: Request) -> RankingService:
+    """The service loaded by the app's lifespan (or injected by a test); 503 until it is there."""
+    service: RankingService | None = request.app.state.service
+    if service is None:
+        raise api_error(503, [], "the model is still loading", "loading")
+    return service
+
+
+def get_game(request: Request) -> GamePuzzles:
+    """The game's puzzles; 503 with the reason when they could not be loaded at start-up."""
+    game: GamePuzzles = request.app.state.game
+    if game.error:
+        raise api_error(503, [], game.error, "game_unavailable")
+    return game
+
+
+def require_json(request: Request) -> None:
+    """POST bodies are JSON; anything else is a 415 saying so, before any parsing."""
+    content_type = request.headers.get("content-type", "")
+    if content_type.split(";")[0].strip().lower() != "application/json":
+        msg = f"expected application/json, got {content_type[:100]!r}"
+        raise api_error(415, ["header", "content-type"], msg, "unsupported_media_type")
+
+
+ServiceDep = Annotated[RankingService, Depends(get_service)]
+GameDep = Annotated[GamePuzzles, Depends(get_game)]

@@ -1,0 +1,55 @@
+"""The one shape of every error the service answers: `{"detail": [{"loc", "msg", "type"}]}`.
+
+FastAPI writes its validation errors (422) this way; everything else the service refuses (the
+routes, the dependencies, the body-size middleware, Starlette's own 404/405) is written here in
+the same shape, so a client reads one format whatever went wrong.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from fastapi import HTTPException, Request
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from pictorank.api.schemas import ErrorResponse
+
+Loc = Sequence[str | int]
+
+
+def error_body(loc: Loc, msg: str, kind: str) -> list[dict[str, Any]]:
+    """The `detail` list of one error: where (`loc`), why (`msg`), and a machine-readable `type`."""
+    return [{"loc": list(loc), "msg": msg, "type": kind}]
+
+
+def api_error(status: int, loc: Loc, msg: str, kind: str) -> HTTPException:
+    """What a route or dependency raises to refuse a request; `http_error_handler` answers it."""
+    return HTTPException(status_code=status, detail=error_body(loc, msg, kind))
+
+
+def error_response(
+    status: int, loc: Loc, msg: str, kind: str, headers: Mapping[str, str] | None = None
+) -> JSONResponse:
+    """The response itself, for code that answers directly rather than raising (middleware)."""
+    return JSONResponse({"detail": error_body(loc, msg, kind)}, status_code=status, headers=headers)
+
+
+async def http_error_handler(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    """Give every HTTP error the shape above, including Starlette's plain-string ones (404, 405).
+
+    FastAPI answers a body it cannot decode at all (e.g. invalid UTF-8) with a bare 400; that is
+    bad input like any malformed JSON, so it becomes the same 422.
+    """
+    if isinstance(exc.detail, list):  # raised through api_error: already shaped
+        return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers)
+    if exc.status_code == 400:
+        msg = "request body is not valid JSON (UTF-8 expected)"
+        return error_response(422, ["body"], msg, "json_invalid", headers=exc.headers)
+    return error_response(exc.status_code, [], str(exc.detail), "http_error", headers=exc.headers)
+
+
+def documented(descriptions: Mapping[int, str]) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses` for these error statuses: each has the ErrorResponse body, so
+    clients (and schemathesis) know what a refusal looks like."""
+    return {status: {"model": ErrorResponse, "description": text} for status, text in descriptions.items()}

@@ -1,0 +1,44 @@
+"""GET /health, /ready and /metrics: what an orchestrator and Prometheus ask the service."""
+
+from __future__ import annotations
+
+import os
+
+from fastapi import APIRouter, FastAPI, Request, Response
+from fastapi.responses import JSONResponse
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest, multiprocess
+
+from pictorank.api.deps import ServiceDep
+from pictorank.api.schemas import Health
+
+router = APIRouter(tags=["operations"])
+
+
+@router.get("/health", response_model=Health)
+def health() -> Health:
+    """Liveness: the process answers."""
+    return Health(status="ok")
+
+
+@router.get("/ready", response_model=Health, responses={503: {"model": Health}})
+def ready(service: ServiceDep) -> Health | JSONResponse:
+    """Readiness: the model is loaded and a test ranking succeeded."""
+    if not service.ready:
+        return JSONResponse(Health(status="loading").model_dump(), status_code=503)
+    return Health(status="ok", model=service.model_name)
+
+
+@router.get("/metrics", response_class=Response)
+def metrics(request: Request) -> Response:
+    """Prometheus metrics: request counts and latency histograms per route (all workers)."""
+    return Response(generate_latest(metrics_registry(request.app)), media_type=CONTENT_TYPE_LATEST)
+
+
+def metrics_registry(app: FastAPI) -> CollectorRegistry:
+    """This process's registry, or with several workers (prometheus-client's multiprocess mode,
+    set up by `pictorank serve`) a registry that adds up every worker's metric files."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+        return registry
+    return app.state.metrics.registry
