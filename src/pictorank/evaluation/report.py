@@ -19,6 +19,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+import numpy as np
+
 from pictorank.artifacts import check_replaceable, replacing_dir
 from pictorank.evaluation.evaluate import evaluate_rankings, summarise
 from pictorank.puzzles import HintVocabulary, Puzzle
@@ -115,6 +117,8 @@ def build_metrics(
 
 
 def _pyplot():
+    """pyplot on the Agg backend. Lazy: matplotlib takes ~0.5 s to import and only report writing
+    needs it; the backend must be chosen before pyplot is first imported."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -125,8 +129,6 @@ def _pyplot():
 
 def _grouped_bars(ax, groups: Sequence[str], series: Mapping[str, Sequence[float]], ylabel: str) -> None:
     """One cluster of bars per group, one bar (and legend entry) per series."""
-    import numpy as np
-
     x = np.arange(len(groups))
     width = 0.8 / max(len(series), 1)
     for i, (name, values) in enumerate(series.items()):

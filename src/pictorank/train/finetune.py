@@ -42,7 +42,7 @@ class FinetuneParams:
 
 def seed_everything(seed: int) -> None:
     """Fix every random source the loop touches, so two runs give the same weights."""
-    import torch
+    import torch  # lazy: torch takes ~8 s to import; only fine-tuning needs it here
 
     random.seed(seed)
     np.random.seed(seed)
@@ -89,7 +89,7 @@ def finetune(
     model: "SentenceTransformer", queries: Sequence[Query], params: FinetuneParams, log=None
 ) -> "SentenceTransformer":
     """Fine-tune `model` in place on (joined clue text -> answer) and return it, in eval mode."""
-    import torch
+    import torch  # lazy: see seed_everything
     import torch.nn.functional as F
 
     seed_everything(params.seed)
