@@ -9,7 +9,8 @@ uvicorn. Modules, each with one concern:
 - game:       the game page's puzzles, without HTTP;
 - errors:     the one error body `{"detail": [{"loc", "msg", "type"}]}` and its handler;
 - deps:       the routes' dependencies (the service, the game, JSON bodies only);
-- routes/:    ranking, vocabulary, operations and game endpoints, one module each;
+- icons:      the pictograms' SVG drawings, served from memory;
+- routes/:    ranking, rerank, vocabulary, operations and game endpoints, one module each;
 - middleware: body size limit and metrics;
 - app:        the factory that puts these together;
 - serve:      the `pictorank serve` command.

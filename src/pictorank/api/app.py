@@ -3,7 +3,7 @@
     app = create_app(Settings())          # loads model + vocabulary once, in the lifespan
     app = create_app(settings, service)   # tests/benchmarks inject an already-built service
 
-Everything an app holds is set up here: its state (settings, service, game puzzles, metrics),
+Everything an app holds is set up here: its state (settings, service, game puzzles, icons, metrics),
 the error handler, the routers (all included in `_include_routers`, so a new page is one line
 there) and the middleware.
 """
@@ -17,15 +17,17 @@ from typing import AsyncIterator
 
 import anyio
 from fastapi import FastAPI
+from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from pictorank.api.errors import http_error_handler
+from pictorank.api.errors import http_error_handler, validation_error_handler
 from pictorank.api.game import GamePuzzles
-from pictorank.api.middleware import BodySizeLimit, Metrics, MetricsMiddleware
-from pictorank.api.routes import game, operations, ranking, vocabulary
+from pictorank.api.middleware import BodyLimits, HeadAsGet, Metrics, MetricsMiddleware, StrictJSON
+from pictorank.api.icons import IconStore
+from pictorank.api.routes import game, operations, ranking, rerank, vocabulary
 from pictorank.api.service import RankingService, build_service
 from pictorank.api.settings import Settings
 
@@ -39,6 +41,7 @@ def _include_routers(app: FastAPI) -> None:
     """Every router of the service; add new ones here."""
     app.include_router(ranking.router)
     app.include_router(vocabulary.router)
+    app.include_router(rerank.router)  # /v1/rerank and /v2/rerank, for rerank API clients
     app.include_router(operations.router)
     app.include_router(game.router)  # the game page at / and its /puzzles endpoints
     app.mount("/static", StaticFiles(directory=game.STATIC_DIR), name="static")
@@ -66,16 +69,23 @@ def create_app(settings: Settings | None = None, service: RankingService | None 
         version=version("pictorank"),
         description=DESCRIPTION,
         lifespan=lifespan,
+        # No "/x/" <-> "/x" redirects: Starlette builds their Location from the Host header.
+        redirect_slashes=False,
     )
     app.state.settings = settings
     app.state.service = service
     # The game's puzzles are small and load in milliseconds, so they load here, not in the lifespan.
     app.state.game = GamePuzzles.load(Path(settings.game_puzzles), Path(settings.hints))
+    app.state.icons = IconStore.load(settings.hint_icons, Path(settings.hints))  # 1,165 small files: ~50 ms
     app.state.metrics = Metrics()
     app.add_exception_handler(StarletteHTTPException, http_error_handler)
+    app.add_exception_handler(RequestValidationError, validation_error_handler)
     _include_routers(app)
-    # Middleware added last runs first: metrics see every request, including 413s.
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    # Middleware added last runs first: metrics see every request, including 408s, 413s and
+    # StrictJSON's 422s; the body is complete and bounded before StrictJSON reads it.
+    app.add_middleware(StrictJSON)
+    app.add_middleware(BodyLimits, max_bytes=settings.max_body_bytes, timeout=settings.body_timeout)
+    app.add_middleware(HeadAsGet)
     if settings.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["GET", "POST"],
                            allow_headers=["Content-Type"])

@@ -13,7 +13,9 @@ from fastapi import Depends, Request
 
 from pictorank.api.errors import api_error
 from pictorank.api.game import GamePuzzles
+from pictorank.api.icons import IconStore
 from pictorank.api.service import RankingService
+from pictorank.api.settings import Settings
 
 
 def get_service(request: Request) -> RankingService:
@@ -24,12 +26,24 @@ def get_service(request: Request) -> RankingService:
     return service
 
 
+def get_settings(request: Request) -> Settings:
+    """The settings the app was created with (limits the routes enforce)."""
+    settings: Settings = request.app.state.settings
+    return settings
+
+
 def get_game(request: Request) -> GamePuzzles:
     """The game's puzzles; 503 with the reason when they could not be loaded at start-up."""
     game: GamePuzzles = request.app.state.game
     if game.error:
         raise api_error(503, [], game.error, "game_unavailable")
     return game
+
+
+def get_icons(request: Request) -> IconStore:
+    """The pictogram drawings, read when the app was created (empty when there are none)."""
+    icons: IconStore = request.app.state.icons
+    return icons
 
 
 def require_json(request: Request) -> None:
@@ -41,4 +55,6 @@ def require_json(request: Request) -> None:
 
 
 ServiceDep = Annotated[RankingService, Depends(get_service)]
+SettingsDep = Annotated[Settings, Depends(get_settings)]
 GameDep = Annotated[GamePuzzles, Depends(get_game)]
+IconsDep = Annotated[IconStore, Depends(get_icons)]

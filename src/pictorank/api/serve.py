@@ -2,23 +2,39 @@
 
 Command-line options override the `PICTORANK_*` environment variables; they are passed on *as*
 environment variables because every uvicorn worker process builds its own app from them.
+
+Without `--model`/`--method` (and their variables) it serves `models/default` when that exists and
+loads, else the default unlearned method; its first log line says which, and why, and /health
+names the served model.
 """
 
 from __future__ import annotations
 
 import argparse
 import atexit
+import json
+import multiprocessing
 import os
 import shutil
+import signal
+import sys
 import tempfile
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from pictorank.api.settings import Settings
+from pictorank.artifacts import check_files, check_versions
 from pictorank.config import use_offline_environment
-from pictorank.errors import DataError, SettingsError
-from pictorank.ranker import DEFAULT_METHOD, METHODS
+from pictorank.errors import DataError, ModelError, PictorankError, SettingsError
+from pictorank.ranker import CONFIG_FILE, DEFAULT_METHOD, METHODS
+
+if TYPE_CHECKING:
+    import uvicorn
+
+    from pictorank.api.service import RankingService
 
 
 def add_serve_parser(commands: "argparse._SubParsersAction") -> None:
@@ -27,7 +43,8 @@ def add_serve_parser(commands: "argparse._SubParsersAction") -> None:
     serve.add_argument("--port", type=int, help="port (default: $PICTORANK_PORT or 8000)")
     serve.add_argument("--workers", type=int, help="worker processes (default: $PICTORANK_WORKERS or 1)")
     choice = serve.add_mutually_exclusive_group()
-    choice.add_argument("--model", help="model directory to serve (default: $PICTORANK_MODEL_DIR)")
+    choice.add_argument("--model", help="model directory to serve (default: $PICTORANK_MODEL_DIR, else models/default "
+                        "when it exists and loads, else --method)")
     choice.add_argument("--method", choices=METHODS, help=f"unlearned method when no model (default: $PICTORANK_METHOD or {DEFAULT_METHOD})")
     serve.add_argument("--hints", help="hint_descriptions.csv (default: the bundled data/bliss one)")
     serve.set_defaults(func=cmd_serve)
@@ -39,21 +56,80 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from pictorank.api.app import create_app
-    from pictorank.api.service import build_service
 
     settings = _settings_from(args)
     _check_paths(settings)
     if settings.workers == 1:
         # One process: load the model here, before listening, so a bad model or data file ends
         # with a one-line error (exit 2) rather than a traceback from inside uvicorn.
-        app = create_app(settings, service=build_service(settings))
-        uvicorn.run(app, host=settings.host, port=settings.port, log_level="info")
-    else:
-        # Each worker process builds its own app (and loads its own model) from the environment;
-        # their metrics meet in prometheus-client's multiprocess directory.
-        _fresh_metrics_dir()
-        uvicorn.run("pictorank.api.app:create_app", factory=True, host=settings.host, port=settings.port,
-                    workers=settings.workers, log_level="info")
+        app = create_app(settings, service=_load_service(settings))
+        uvicorn.run(app, **uvicorn_options(settings))
+        return 0
+    # Each worker process builds its own app (and loads its own model) from the environment;
+    # their metrics meet in prometheus-client's multiprocess directory.
+    served = _choose_for_workers(settings)
+    _check_service_in_child()
+    _announce(served)
+    _fresh_metrics_dir()
+    config = uvicorn.Config("pictorank.api.app:create_app", factory=True, workers=settings.workers,
+                            **uvicorn_options(settings))
+    return run_workers(config)
+
+
+def uvicorn_options(settings: Settings) -> dict[str, Any]:
+    """What uvicorn is told, with either number of workers. The keep-alive timeout is set here on
+    purpose (an idle connection costs a socket); the body-read timeout is the app's own
+    (`BodyLimits`), since uvicorn has none."""
+    return {"host": settings.host, "port": settings.port, "timeout_keep_alive": settings.keep_alive_timeout,
+            "log_level": "info"}
+
+
+def _check_service_in_child() -> None:
+    """Build the service once, as every worker will, before any worker starts: a corrupt model
+    or data file is then one line and exit 2 (uvicorn alone printed a traceback per worker and
+    exited 0). In a child process, so the supervisor does not keep a model it never uses; the
+    child leaves the vocabulary's vectors in the disk cache, so the workers start faster."""
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        problem = pool.submit(_service_problem).result()
+    if problem is not None:
+        raise PictorankError(problem)
+
+
+def _service_problem() -> str | None:
+    """In the child: load and self-test the service the environment describes; the error's
+    message, or None. (A message, not the exception: not every PictorankError can be pickled.)"""
+    from pictorank.api.service import build_service  # lazy: see cmd_serve
+
+    try:
+        build_service(Settings()).self_test()
+    except PictorankError as exc:
+        return str(exc)
+    return None
+
+
+def run_workers(config: "uvicorn.Config") -> int:
+    """Run uvicorn's worker supervisor until it stops; 1 when a worker failed at start-up.
+
+    uvicorn itself stops its supervisor when a worker fails to start, and then exits 0. The
+    supervisor takes over the process's signal handlers; they are put back afterwards.
+    """
+    from uvicorn.config import STARTUP_FAILURE
+    from uvicorn.supervisors.multiprocess import SIGNALS, Multiprocess
+
+    handlers = {sig: signal.getsignal(sig) for sig in SIGNALS}
+    sock = config.bind_socket()
+    try:
+        supervisor = Multiprocess(config, sockets=[sock])
+        supervisor.run()
+    finally:
+        sock.close()
+        for sig, handler in handlers.items():
+            if handler is not None:  # None: set outside Python, cannot be put back
+                signal.signal(sig, handler)
+    failed = [process.pid for process in supervisor.processes if process.exitcode == STARTUP_FAILURE]
+    if failed:
+        print(f"pictorank: error: worker process(es) {failed} failed to start; see the log above", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -67,12 +143,84 @@ def _settings_from(args: argparse.Namespace) -> Settings:
         if value is not None:
             os.environ[f"PICTORANK_{name}"] = str(value)
     use_offline_environment()
+    # A server's log has no progress bars (model loading draws one); its first line says what it serves.
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     try:
         return Settings()
     except ValidationError as exc:
         error = exc.errors()[0]
         variable = "PICTORANK_" + "_".join(str(part) for part in error["loc"][:1]).upper()
         raise SettingsError(variable, error["msg"]) from None
+
+
+def wants_default_model(settings: Settings) -> bool:
+    """Neither a model directory nor a method was asked for (options or environment)."""
+    return settings.model_dir is None and "method" not in settings.model_fields_set
+
+
+def _load_service(settings: Settings) -> "RankingService":
+    """Load what to serve, then say what it is in the first log line (progress bars are off, so
+    nothing comes before it; a start-up error stays a single line).
+
+    Nothing asked for: the default model directory when it exists and loads, else the unlearned
+    method, with the reason. A model directory that was asked for and fails is an error (exit 2).
+    """
+    from pictorank.api.service import build_service  # lazy: see cmd_serve
+    from pictorank.encoder import Encoder
+
+    if not wants_default_model(settings):
+        service = build_service(settings)
+        _announce(f"serving {service.model_name}")
+        return service
+    default = settings.default_model_dir
+    encoder = Encoder(cache_dir=settings.cache_dir)  # shared by both attempts: the model loads once
+    try:
+        _check_model_dir(default)
+        service = build_service(settings.model_copy(update={"model_dir": default}), encoder=encoder)
+    except ModelError as exc:
+        service = build_service(settings, encoder=encoder)
+        _announce(f"serving {service.model_name}: the default model did not load ({exc})")
+        return service
+    _announce(f"serving {service.model_name} from {default} (the default model)")
+    return service
+
+
+def _choose_for_workers(settings: Settings) -> str:
+    """With several workers each loads the model itself from the environment, so the default
+    model directory is only checked here (config, versions, file hashes: what loading checks
+    before reading weights) and, when sound, handed to them as PICTORANK_MODEL_DIR. Returns the
+    log line; /health of each worker names the model it loaded."""
+    workers = f"{settings.workers} workers"
+    if not wants_default_model(settings):
+        return f"serving {settings.model_dir or settings.method} with {workers}"
+    default = settings.default_model_dir
+    try:
+        _check_model_dir(default)
+    except ModelError as exc:
+        return f"serving {settings.method} with {workers}: the default model did not load ({exc})"
+    os.environ["PICTORANK_MODEL_DIR"] = str(default)
+    return f"serving {default} (the default model) with {workers}"
+
+
+def _check_model_dir(directory: Path) -> None:
+    """The checks loading makes before any weights are read: config, versions, file hashes."""
+    config_path = directory / CONFIG_FILE
+    if not config_path.is_file():
+        raise ModelError(f"no {config_path}")
+    try:
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"{config_path}: corrupt model config ({exc})") from None
+    if not isinstance(config, dict):
+        raise ModelError(f"{config_path}: the model config must be a JSON object")
+    check_versions(config.get("versions"), config_path)
+    if "files" in config:
+        check_files(directory, config["files"], config_path)
+
+
+def _announce(served: str) -> None:
+    """The first log line: what this server answers with (uvicorn's format, before its own lines)."""
+    print(f"INFO:     pictorank: {served}", file=sys.stderr, flush=True)
 
 
 def _fresh_metrics_dir() -> None:

@@ -9,7 +9,7 @@ served ranker then orders those candidates exactly as it orders given options.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -23,6 +23,7 @@ from pictorank.errors import DataError
 from pictorank.puzzles import HintVocabulary, load_hints, load_puzzles
 from pictorank.query import Query, joined_text
 from pictorank.ranker import Ranker, load_ranker, make_ranker
+from pictorank.ranker.explain import Explanation
 
 
 class VocabularyIndex:
@@ -75,18 +76,26 @@ class Clue:
 
     `options` None means open-vocabulary mode: the candidates come from the vocabulary index.
     Hint *texts*, not ids, so free-text hints and any pictogram vocabulary take the same path.
+    `exclude`: words never to rank (already guessed wrong). `explain`: how many of the best
+    options to explain (0: none, and no extra cost).
     """
 
     hints: tuple[str, ...]
     options: tuple[str, ...] | None = None
+    exclude: frozenset[str] = frozenset()
+    explain: int = 0
 
 
 @dataclass(frozen=True)
 class Ranked:
-    """One answered clue: every candidate most likely first, with its score."""
+    """One answered clue: every candidate most likely first, with its score; the probability
+    that the first is right (None in open-vocabulary mode or without a calibration); and the
+    explanations of the first `Clue.explain` candidates."""
 
     ranking: list[str]
     scores: list[float]
+    confidence: float | None = None
+    explanations: list[Explanation] = field(default_factory=list)
 
 
 class RankingService:
@@ -131,32 +140,61 @@ class RankingService:
     def rank(self, clues: Sequence[Clue]) -> list[Ranked]:
         """Rank each clue's options, or for a clue without options the vocabulary's nearest words.
 
-        One call ranks the whole batch, so the ranker encodes its distinct strings together.
+        One call ranks the whole batch, so the ranker encodes its distinct strings together;
+        clues that ask for explanations go through `rank_explained` (one call per `explain` size).
         """
         with self._lock:
-            return [Ranked(ranking, scores) for ranking, scores in self.ranker.rank_with_scores(self._queries(clues))]
+            queries = self._queries(clues)
+            # Only an open-vocabulary clue whose every word is excluded has no candidates left.
+            results: dict[int, Ranked] = {i: Ranked([], []) for i, q in enumerate(queries) if not q.options}
+            for explain in sorted({clue.explain for clue in clues}):
+                rows = [i for i, clue in enumerate(clues) if clue.explain == explain and i not in results]
+                for i, ranked in zip(rows, self._rank_rows([queries[i] for i in rows], explain)):
+                    results[i] = self._with_confidence(clues[i], ranked)
+            return [results[i] for i in range(len(clues))]
+
+    def _rank_rows(self, queries: Sequence[Query], explain: int) -> list[Ranked]:
+        if explain == 0:
+            return [Ranked(ranking, scores) for ranking, scores in self.ranker.rank_with_scores(queries)]
+        return [Ranked(ranking, scores, None, explanations)
+                for ranking, scores, explanations in self.ranker.rank_explained(queries, explain)]
+
+    def _with_confidence(self, clue: Clue, ranked: Ranked) -> Ranked:
+        """Confidence only for given options: the calibration was fitted on such rankings, and an
+        open-vocabulary ranking may not hold the answer at all."""
+        if clue.options is None:
+            return ranked
+        return Ranked(ranked.ranking, ranked.scores, self.ranker.confidence(ranked.scores), ranked.explanations)
 
     def _queries(self, clues: Sequence[Clue]) -> list[Query]:
-        """The ranker's queries: open-vocabulary clues get the index's words as their options."""
+        """The ranker's queries without excluded words: open-vocabulary clues get the index's words
+        as their options."""
         open_rows = [i for i, clue in enumerate(clues) if clue.options is None]
-        candidates = self.candidates([clues[i].hints for i in open_rows]) if open_rows else []
+        extra = max((len(clues[i].exclude) for i in open_rows), default=0)
+        candidates = self.candidates([clues[i].hints for i in open_rows], extra) if open_rows else []
         found = dict(zip(open_rows, candidates))
-        return [
-            Query(clue.hints, clue.options if clue.options is not None else tuple(found[i]))
-            for i, clue in enumerate(clues)
-        ]
+        queries = []
+        for i, clue in enumerate(clues):
+            options = clue.options if clue.options is not None else found[i]
+            kept = tuple(o for o in options if o not in clue.exclude)
+            queries.append(Query(clue.hints, kept if clue.options is not None else kept[: self.open_vocab_candidates]))
+        return queries
 
-    def candidates(self, hint_lists: Sequence[Sequence[str]]) -> list[list[str]]:
-        """Open-vocabulary mode's candidates for each clue: the words nearest to its joined hints."""
+    def candidates(self, hint_lists: Sequence[Sequence[str]], extra: int = 0) -> list[list[str]]:
+        """Open-vocabulary mode's candidates for each clue: the words nearest to its joined hints
+        (`extra` more, to make up for excluded words)."""
         if self.index is None:
             raise RuntimeError("open-vocabulary mode is disabled: the service has no vocabulary index")
         clue_vectors = self.encoder.encode([joined_text(hints) for hints in hint_lists])
-        return self.index.search(clue_vectors, self.open_vocab_candidates)
+        return self.index.search(clue_vectors, self.open_vocab_candidates + extra)
 
     def self_test(self) -> None:
         """Rank one clue from the vocabulary, with and without options, then report ready."""
         first = next(iter(self.vocab.descriptions.values()))
-        self.rank([Clue((first,), ("dog", "house", "water"))])
+        # With a warm disk cache every string above can be cached and the model would load with
+        # the first request (~8 s); an option no cache holds (requests never write the disk
+        # cache) loads and runs it now.
+        self.rank([Clue((first,), ("dog", "house", "water", "pictorank self-test"))])
         if self.index is not None:
             self.rank([Clue((first,))])
         self.ready = True

@@ -10,6 +10,7 @@ Examples::
     PICTORANK_MODEL_DIR=models/learned     # serve a saved model (any method load_ranker knows)
     PICTORANK_METHOD=seed                  # unlearned method when no model dir is given
     PICTORANK_HINTS=emoji_descriptions.csv # another pictogram vocabulary
+    PICTORANK_HINT_ICONS=emoji_icons/      # its <hintID>.svg drawings (default: hint_icons/ beside the hints)
     PICTORANK_CORS_ORIGINS='["https://game.example"]'   # lists are JSON
     PICTORANK_CACHE_DIR=/var/cache/pictorank   # embedding cache, the same variable as the CLI's
 """
@@ -28,6 +29,11 @@ from pictorank.ranker import DEFAULT_METHOD, METHODS
 def bundled_data_dir() -> Path:
     """`data/bliss` of the repository this package was installed from (editable install)."""
     return Path(__file__).resolve().parents[3] / "data" / "bliss"
+
+
+def bundled_model_dir() -> Path:
+    """`models/default` of the repository: what `make demo` trains and `pictorank serve` prefers."""
+    return Path(__file__).resolve().parents[3] / "models" / "default"
 
 
 class Settings(BaseSettings):
@@ -49,6 +55,15 @@ class Settings(BaseSettings):
         "default <data_dir>/{train,val,test}.csv"
     )
     word_list: Path | None = Field(None, description="extra candidate words for open-vocabulary mode, one a line")
+    hint_icons: Path | None = Field(
+        None, description="folder of <hintID>.svg pictogram drawings served at /hints/{id}/icon; default "
+        "hint_icons/ beside the hints file; a missing folder means text-only pictograms"
+    )
+    default_model_dir: Path = Field(
+        default_factory=bundled_model_dir,
+        description="what `pictorank serve` serves when neither model_dir nor method is set, if it loads "
+        "(otherwise `method`); default <repo>/models/default",
+    )
     game_puzzles: Path | None = Field(None, description="puzzles with answers for the game page at /; default <data_dir>/val.csv")
     open_vocab_candidates: int = Field(100, ge=1, le=1000, description="words the faiss search passes to the ranker")
     cache_dir: Path = Field(
@@ -63,6 +78,21 @@ class Settings(BaseSettings):
     workers: int = Field(1, ge=1, le=64, description="uvicorn worker processes; ranking is CPU-bound")
     cors_origins: list[str] = Field(default_factory=list, description="origins allowed by CORS; empty = none")
     max_body_bytes: int = Field(1_000_000, ge=1024, description="larger request bodies get 413")
+    # What one request may cost. Each distinct text may need an encoding (and, for a learned
+    # model, its features): 64 puzzles x 1,000 new options held a learned worker for ~206 s.
+    # 2,000 lets any single clue (at most 1,000 options + 20 hints) and any 64 task puzzles
+    # (at most 1,353 distinct texts in train/val/test) through.
+    max_texts_per_request: int = Field(
+        2_000, ge=1, description="distinct option and hint texts one /rank or /rank/batch request may carry; "
+        "more get 413"
+    )
+    body_timeout: float = Field(
+        20.0, gt=0, le=3600, description="seconds a client has to send the whole request body; slower gets 408 "
+        "(uvicorn itself waits for a body forever)"
+    )
+    keep_alive_timeout: int = Field(
+        5, ge=1, le=3600, description="seconds an idle keep-alive connection stays open (uvicorn's timeout_keep_alive)"
+    )
 
     @field_validator("method")
     @classmethod
@@ -77,6 +107,8 @@ class Settings(BaseSettings):
         """Paths left unset point into `data_dir`, so one variable relocates all of them."""
         if self.hints is None:
             self.hints = self.data_dir / "hint_descriptions.csv"
+        if self.hint_icons is None:
+            self.hint_icons = self.hints.parent / "hint_icons"
         if self.vocabulary_files is None:
             self.vocabulary_files = [self.data_dir / f"{split}.csv" for split in ("train", "val", "test")]
         if self.game_puzzles is None:

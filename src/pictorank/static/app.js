@@ -1,6 +1,7 @@
 // pictorank game page: plain JavaScript, no framework, no network access beyond this service.
 // "Guess": a random puzzle from GET /puzzles/random, answered with POST /puzzles/{id}/guess.
-// "Ask": the player builds a clue from GET /hints and ranks it with POST /rank.
+// "Ask": the player builds a clue from GET /hints and ranks it with POST /rank, live as it changes.
+// Pictograms show their drawing (GET /hints/{id}/icon) when the vocabulary has one, else text only.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -64,13 +65,53 @@ function el(tag, props, children) {
 // Shared pieces: clue cards and the ranking bar chart.
 // ---------------------------------------------------------------------------------------------
 
-function clueCard(description, index, actions) {
+function pictogram(hint) {
+  // The drawing, with the description as its text alternative; null when the vocabulary has none.
+  if (!hint.icon) return null;
+  return el("img", { className: "pictogram", src: hint.icon, alt: hint.description, decoding: "async" });
+}
+
+function clueCard(hint, index, actions) {
+  // hint: {id, description, icon}; the drawing large, the description as its caption.
   const card = el("li", { className: index === 0 ? "card main" : "card" });
+  card.dataset.hintId = String(hint.id);
   const pos = el("span", { className: "pos", textContent: `#${index + 1}` });
   if (index === 0) pos.append(el("span", { className: "badge", textContent: "main idea" }));
-  card.append(pos, el("span", { className: "desc", textContent: description }));
+  card.append(pos);
+  const image = pictogram(hint);
+  if (image) {
+    card.classList.add("has-icon");
+    card.append(image);
+  }
+  card.append(el("span", { className: "desc", textContent: hint.description }));
   if (actions) card.append(actions);
   return card;
+}
+
+function shortName(description) {
+  // A description's first synonym: "container, bowl, holder" -> "container".
+  return description.split(",")[0].trim();
+}
+
+function renderWhy(container, explanations) {
+  // One line per ranked word: the service's sentence, then each hint's pull (+ up, - down).
+  container.replaceChildren(...(explanations || []).map((e) => {
+    const pulls = e.hints.map((h) => `${shortName(h.hint)} ${h.pull >= 0 ? "+" : ""}${h.pull.toFixed(2)}`).join(" \u00b7 ");
+    const item = el("li", {}, [
+      el("span", { className: "word", textContent: e.option }),
+      el("span", { className: "summary", textContent: e.summary }),
+      el("span", { className: "pulls", textContent: pulls }),
+    ]);
+    item.dataset.word = e.option;
+    return item;
+  }));
+}
+
+function confidenceText(confidence, word, past) {
+  // "pictorank is 83% sure it is "seal"" (null: the service has no calibration for this ranking).
+  if (confidence === null || confidence === undefined) return "";
+  const percent = Math.round(confidence * 100);
+  return past ? `pictorank was ${percent}% sure it is "${word}".` : `pictorank is ${percent}% sure it is "${word}".`;
 }
 
 function renderChart(container, ranking, scores, marks) {
@@ -147,7 +188,7 @@ async function newPuzzle() {
     return;
   }
   answered = false;
-  $("clue").replaceChildren(...puzzle.hints.map((h, i) => clueCard(h.description, i)));
+  $("clue").replaceChildren(...puzzle.hints.map((h, i) => clueCard(h, i)));
   $("options-title").hidden = false;
   const buttons = puzzle.options.map((option, i) => {
     const button = el("button", { type: "button", textContent: option });
@@ -190,6 +231,8 @@ async function guess(option) {
   verdict.append(el("span", { className: "help", textContent: ` pictorank ranked it ${position}.` }));
   verdict.hidden = false;
   renderChart($("guess-chart"), result.ranking, result.scores, { answer: result.answer, guess: option });
+  $("guess-confidence").textContent = confidenceText(result.confidence, result.ranking[0], true);
+  renderWhy($("guess-why"), result.explanations);
   $("guess-ranking").hidden = false;
   $("next-puzzle").focus();
 }
@@ -215,9 +258,13 @@ document.addEventListener("keydown", (event) => {
 // Ask mode
 // ---------------------------------------------------------------------------------------------
 
-let allHints = null;     // [{id, description}] from GET /hints, loaded on first use
+let allHints = null;     // [{id, description, icon}] from GET /hints, loaded on first use
 let clue = [];           // picked hints, in clue order
+let excluded = [];       // words the player ruled out ("not it"), left out of every ranking
+let rankTimer = null;    // the pending live re-ranking (debounced)
+let rankSeq = 0;         // number of the latest ranking asked for: older replies are stale
 const MAX_RESULTS = 30;
+const LIVE_DELAY_MS = 250;
 
 async function ensureHints() {
   if (allHints) return;
@@ -250,7 +297,9 @@ function searchHints() {
     .sort((a, b) => a[0] - b[0] || a[1] - b[1])
     .map((entry) => entry[2]);
   const items = matches.slice(0, MAX_RESULTS).map((h) => {
-    const button = el("button", { type: "button", textContent: h.description });
+    const image = pictogram(h);
+    const button = el("button", { type: "button", className: image ? "has-icon" : "" },
+      [...(image ? [image] : []), el("span", { className: "label", textContent: h.description })]);
     button.dataset.hintId = String(h.id);
     button.addEventListener("click", () => addHint(h));
     return el("li", {}, [button]);
@@ -262,6 +311,7 @@ function searchHints() {
 function addHint(hint) {
   clue.push(hint);
   renderClue();
+  scheduleRank();
   setStatus($("ask-status"), `Added "${hint.description}" (#${clue.length}).`);
   $("hint-search").value = "";
   searchHints();
@@ -273,11 +323,13 @@ function moveHint(index, delta) {
   if (target < 0 || target >= clue.length) return;
   [clue[index], clue[target]] = [clue[target], clue[index]];
   renderClue();
+  scheduleRank();
 }
 
 function removeHint(index) {
   const [removed] = clue.splice(index, 1);
   renderClue();
+  scheduleRank();
   setStatus($("ask-status"), `Removed "${removed.description}".`);
   $("hint-search").focus();
 }
@@ -290,34 +342,75 @@ function renderClue() {
     const remove = el("button", { type: "button", className: "secondary remove", textContent: "\u00d7 Remove" });
     remove.setAttribute("aria-label", `Remove "${hint.description}" from the clue`);
     remove.addEventListener("click", () => removeHint(i));
-    return clueCard(hint.description, i, el("div", { className: "card-actions" }, [up, remove]));
+    return clueCard(hint, i, el("div", { className: "card-actions" }, [up, remove]));
   });
   $("ask-clue").replaceChildren(...cards);
   $("ask-clue-empty").hidden = clue.length > 0;
 }
 
+function scheduleRank() {
+  // Live re-ranking: wait until the player pauses, then rank the clue as it is then.
+  clearTimeout(rankTimer);
+  if (!clue.length) {
+    rankSeq += 1;  // a reply still on its way is for a clue that no longer exists
+    $("ask-ranking").hidden = true;
+    return;
+  }
+  rankTimer = setTimeout(rankClue, LIVE_DELAY_MS);
+}
+
 async function rankClue() {
+  clearTimeout(rankTimer);
   if (!clue.length) {
     setStatus($("ask-status"), "Add at least one pictogram to the clue first.", true);
     return;
   }
   const options = $("ask-options").value.split("\n").map((o) => o.trim()).filter((o) => o);
-  const body = { hints: clue.map((h) => h.id), top_k: 10 };
+  const ids = clue.map((h) => h.id);
+  const body = { hints: ids, top_k: 10, explain: true };
   if (options.length) body.options = options;
+  if (excluded.length) body.exclude = excluded.slice();
+  const seq = ++rankSeq;
   setStatus($("ask-status"), "Ranking...");
   let result;
   try {
     result = await api("POST", "/rank", body);
   } catch (err) {
+    if (seq !== rankSeq) return;  // stale: a newer ranking was asked for
     $("ask-ranking").hidden = true;
     setStatus($("ask-status"), err.message, true);
     return;
   }
-  const mode = result.mode === "open_vocabulary" ? "every word pictorank knows (no options given)" : `your ${options.length} options`;
+  if (seq !== rankSeq) return;  // stale: never overwrite a newer clue's ranking
+  const left = options.filter((o) => !excluded.includes(o)).length;
+  const mode = result.mode === "open_vocabulary" ? "every word pictorank knows (no options given)" : `your ${left} options`;
   setStatus($("ask-status"), `Ranked ${mode}.`);
   $("ask-ranking-title").textContent = result.mode === "open_vocabulary" ? "pictorank's best guesses" : "pictorank's ranking of your options";
+  $("ask-confidence").textContent = confidenceText(result.confidence, result.ranking[0], false);
   renderChart($("ask-chart"), result.ranking, result.scores, null);
+  addNotIt(result.ranking[0]);
+  renderWhy($("ask-why"), result.explanations);
+  renderExcluded();
+  $("ask-ranking").dataset.for = ids.join(",");
   $("ask-ranking").hidden = false;
+}
+
+function addNotIt(word) {
+  // "Not it" beside the top answer: rule the word out and rank again without it.
+  const top = $("ask-chart").querySelector(".bar-row");
+  if (!top || word === undefined) return;
+  const button = el("button", { type: "button", className: "secondary not-it", textContent: "Not it" });
+  button.setAttribute("aria-label", `Not "${word}": rank again without it`);
+  button.addEventListener("click", () => {
+    if (!excluded.includes(word)) excluded.push(word);
+    rankClue();
+  });
+  top.querySelector(".word").append(button);
+}
+
+function renderExcluded() {
+  $("ask-excluded").hidden = excluded.length === 0;
+  $("ask-excluded-words").textContent = excluded.length ? `Ruled out: ${excluded.join(", ")}.` : "";
 }
 
 $("hint-search").addEventListener("input", searchHints);
@@ -328,10 +421,16 @@ $("hint-search").addEventListener("keydown", (event) => {
   if (first) first.click();
 });
 $("ask-rank").addEventListener("click", rankClue);
+$("ask-options").addEventListener("input", scheduleRank);
+$("ask-excluded-reset").addEventListener("click", () => {
+  excluded = [];
+  rankClue();
+});
 $("ask-clear").addEventListener("click", () => {
   clue = [];
+  excluded = [];
   renderClue();
-  $("ask-ranking").hidden = true;
+  scheduleRank();
   setStatus($("ask-status"), "Clue cleared.");
 });
 

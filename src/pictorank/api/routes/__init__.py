@@ -1,7 +1,8 @@
 """The service's routes, one module per concern; `pictorank.api.app` includes every router.
 
 - ranking:    POST /rank, POST /rank/batch
-- vocabulary: GET /hints
+- rerank:     POST /v1/rerank, /v2/rerank (the rerank API's shape, for its existing clients)
+- vocabulary: GET /hints, GET /hints/{id}/icon
 - operations: GET /health, /ready, /metrics
 - game:       the game page at /, its /static files, GET /puzzles/random, POST /puzzles/{id}/guess
 

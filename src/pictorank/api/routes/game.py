@@ -2,7 +2,8 @@
 two endpoints it plays with.
 
 - GET  /puzzles/random          a puzzle from the game's data set, *without* its answer;
-- POST /puzzles/{id}/guess      the player's pick: right or wrong, the answer, pictorank's top 10.
+- POST /puzzles/{id}/guess      the player's pick: right or wrong, the answer, pictorank's top 10
+                                with how sure it was and why (explanations of the ten).
 
 The page itself (static/index.html, app.js, style.css) uses no CDN: it works offline.
 """
@@ -15,9 +16,10 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query
 from fastapi.responses import FileResponse
 
-from pictorank.api.deps import GameDep, ServiceDep, require_json
+from pictorank.api.deps import GameDep, IconsDep, ServiceDep, require_json
 from pictorank.api.errors import api_error, documented
 from pictorank.api.schemas import GamePuzzle, Guess, GuessResult, Hint
+from pictorank.api.routes.ranking import explanation_bodies
 from pictorank.api.service import Clue
 from pictorank.submission import MAX_ANSWERS
 
@@ -37,6 +39,7 @@ GUESS_ERRORS = {
 @router.get("/puzzles/random", response_model=GamePuzzle, responses=documented(ERRORS))
 def random_puzzle(
     game: GameDep,
+    icons: IconsDep,
     subtask: Annotated[int | None, Query(ge=1, le=99, description="only puzzles of this subtask (1: 4, 2: 10, 3: 30 options)")] = None,
 ) -> GamePuzzle:
     """A random puzzle to guess; the answer is only revealed by POST /puzzles/{id}/guess."""
@@ -44,7 +47,7 @@ def random_puzzle(
     if not ids:
         raise api_error(404, ["query", "subtask"], f"no puzzles of subtask {subtask}", "not_found")
     puzzle = game.puzzles[game.rng.choice(ids)]
-    hints = [Hint(id=h, description=game.descriptions[h]) for h in puzzle.hints]
+    hints = [Hint(id=h, description=game.descriptions[h], icon=icons.url(h)) for h in puzzle.hints]
     return GamePuzzle(id=puzzle.datapoint_id, subtask=puzzle.subtask_id, hints=hints, options=list(puzzle.options))
 
 
@@ -58,7 +61,7 @@ def guess(puzzle_id: str, body: Guess, game: GameDep, service: ServiceDep) -> Gu
     if body.guess not in puzzle.options:
         raise api_error(422, ["body", "guess"], f"{body.guess[:100]!r} is not one of this puzzle's options", "not_an_option")
     hints = tuple(game.descriptions[h] for h in puzzle.hints)
-    [ranked] = service.rank([Clue(hints, tuple(puzzle.options))])
+    [ranked] = service.rank([Clue(hints, tuple(puzzle.options), explain=MAX_ANSWERS)])
     return GuessResult(
         correct=body.guess == puzzle.answer,
         guess=body.guess,
@@ -67,6 +70,8 @@ def guess(puzzle_id: str, body: Guess, game: GameDep, service: ServiceDep) -> Gu
         scores=ranked.scores[:MAX_ANSWERS],
         answer_position=ranked.ranking.index(puzzle.answer) + 1,
         model=service.model_name,
+        confidence=ranked.confidence,
+        explanations=explanation_bodies(ranked.explanations),
     )
 
 

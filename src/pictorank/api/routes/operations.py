@@ -15,9 +15,11 @@ router = APIRouter(tags=["operations"])
 
 
 @router.get("/health", response_model=Health)
-def health() -> Health:
-    """Liveness: the process answers."""
-    return Health(status="ok")
+def health(request: Request) -> Health:
+    """Liveness: the process answers; `model` names what it serves once loaded (e.g. whether
+    `pictorank serve` found models/default or fell back to cosine)."""
+    service = request.app.state.service
+    return Health(status="ok", model=None if service is None else service.model_name)
 
 
 @router.get("/ready", response_model=Health, responses={503: {"model": Health}})

@@ -3,16 +3,27 @@ become responses. Unknown hint ids are refused here, with the ids named, before 
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from fastapi import APIRouter, Depends
 
-from pictorank.api.deps import ServiceDep, require_json
+from pictorank.api.deps import ServiceDep, SettingsDep, require_json
 from pictorank.api.errors import Loc, api_error, documented
-from pictorank.api.schemas import RankBatchRequest, RankBatchResponse, RankRequest, RankResponse
+from pictorank.api.limits import check_texts_per_request
+from pictorank.api.schemas import (
+    HintPull,
+    OptionExplanation,
+    RankBatchRequest,
+    RankBatchResponse,
+    RankRequest,
+    RankResponse,
+)
 from pictorank.api.service import Clue, Ranked, RankingService
+from pictorank.ranker.explain import Explanation
 
 router = APIRouter(tags=["ranking"], dependencies=[Depends(require_json)])
 ERRORS = documented({
-    413: "request body too large",
+    413: "request body too large, or more distinct texts than the service takes per request",
     415: "the body is not application/json",
     422: "invalid request: `detail` names each field and why",
     503: "the model is still loading",
@@ -31,7 +42,8 @@ def _clue(service: RankingService, puzzle: RankRequest, loc: Loc) -> Clue:
         hints = tuple(service.describe(puzzle.hints))
     if puzzle.options is None and service.index is None:
         raise api_error(422, [*loc, "options"], "options are required: open-vocabulary mode is off", "missing")
-    return Clue(hints, None if puzzle.options is None else tuple(puzzle.options))
+    options = None if puzzle.options is None else tuple(puzzle.options)
+    return Clue(hints, options, frozenset(puzzle.exclude), puzzle.top_k if puzzle.explain else 0)
 
 
 def _response(service: RankingService, puzzle: RankRequest, ranked: Ranked) -> RankResponse:
@@ -42,19 +54,37 @@ def _response(service: RankingService, puzzle: RankRequest, ranked: Ranked) -> R
         scores=ranked.scores[: puzzle.top_k],
         model=service.model_name,
         mode="options" if puzzle.options is not None else "open_vocabulary",
+        confidence=ranked.confidence,
+        explanations=explanation_bodies(ranked.explanations) if puzzle.explain else None,
     )
 
 
+def explanation_bodies(explanations: Sequence[Explanation]) -> list[OptionExplanation]:
+    """The ranker's explanations as response bodies (the game's guess answer uses them too)."""
+    return [
+        OptionExplanation(
+            option=e.option,
+            hints=[HintPull(hint=hint, pull=round(pull, 4)) for hint, pull in zip(e.hints, e.pulls)],
+            groups={name: round(value, 4) for name, value in e.groups.items()},
+            summary=e.summary,
+        )
+        for e in explanations
+    ]
+
+
 @router.post("/rank", response_model=RankResponse, responses=ERRORS)
-def rank(puzzle: RankRequest, service: ServiceDep) -> RankResponse:
+def rank(puzzle: RankRequest, service: ServiceDep, settings: SettingsDep) -> RankResponse:
     """Rank the options of one clue (or, without options, the service's answer vocabulary)."""
-    [ranked] = service.rank([_clue(service, puzzle, ["body"])])
+    clue = _clue(service, puzzle, ["body"])
+    check_texts_per_request([clue], settings.max_texts_per_request)
+    [ranked] = service.rank([clue])
     return _response(service, puzzle, ranked)
 
 
 @router.post("/rank/batch", response_model=RankBatchResponse, responses=ERRORS)
-def rank_batch(batch: RankBatchRequest, service: ServiceDep) -> RankBatchResponse:
+def rank_batch(batch: RankBatchRequest, service: ServiceDep, settings: SettingsDep) -> RankBatchResponse:
     """Rank several clues in one request; results come in request order."""
     clues = [_clue(service, puzzle, ["body", "puzzles", i]) for i, puzzle in enumerate(batch.puzzles)]
+    check_texts_per_request(clues, settings.max_texts_per_request)
     results = service.rank(clues)
     return RankBatchResponse(results=[_response(service, p, r) for p, r in zip(batch.puzzles, results)])

@@ -1,0 +1,78 @@
+"""The learned ranker's explanations (LightGBM pred_contrib) and its confidence calibration:
+fitted on out-of-fold scores by training, saved in the model directory, checked when loaded."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from helpers import SMALL_STOP_ROWS
+from pictorank.artifacts import hash_files
+from pictorank.errors import ModelError
+from pictorank.puzzles import to_queries
+from pictorank.query import Query
+from pictorank.ranker import load_ranker
+from pictorank.ranker.calibration import CALIBRATION_FILE
+
+CLUE = Query(("flower", "sun"), ("sunflower", "hammer", "river"))
+
+
+@pytest.fixture(scope="module")
+def saved(small_learned, tmp_path_factory):
+    directory = tmp_path_factory.mktemp("calibrated") / "model"
+    small_learned.save(directory)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def held_out(vocab, val_puzzles):
+    return to_queries(val_puzzles[SMALL_STOP_ROWS : SMALL_STOP_ROWS + 40], vocab)
+
+
+def test_training_fits_a_calibration_on_out_of_fold_scores(small_learned, held_out):
+    calibrator = small_learned.calibrator
+    assert calibrator is not None and "out-of-fold" in calibrator.fitted_on and calibrator.rows > 0
+    for _, scores in small_learned.rank_with_scores(held_out):
+        assert 0.0 <= small_learned.confidence(scores) <= 1.0
+    # a wide margin says more than a narrow one, and 4 options more than 30
+    assert small_learned.confidence([2.0, -2.0, -3.0, -3.0]) > small_learned.confidence([2.0, 1.9, -3.0, -3.0])
+
+
+def test_explanations_are_lightgbm_contributions_that_add_up_to_the_score(small_learned, held_out):
+    explained = small_learned.rank_explained(held_out, 10)
+    assert [(r, s) for r, s, _ in explained] == small_learned.rank_with_scores(held_out)
+    for query, (ranking, scores, explanations) in zip(held_out, explained):
+        assert [e.option for e in explanations] == ranking[:10]
+        for e, score in zip(explanations, scores):
+            assert e.hints == query.hints and len(e.pulls) == len(query.hints)
+            assert sum(e.groups.values()) == pytest.approx(score, abs=1e-4)
+            assert sum(e.pulls) == pytest.approx(e.groups["similarity"], abs=1e-4)
+            assert e.summary
+
+
+def test_calibration_is_saved_checked_and_loaded(small_learned, saved, tmp_path):
+    config = json.loads((saved / "ranker.json").read_text())
+    assert CALIBRATION_FILE in config["files"]
+    assert load_ranker(saved, encoder=small_learned.encoder).calibrator == small_learned.calibrator
+
+    tampered = tmp_path / "tampered"
+    shutil.copytree(saved, tampered)
+    data = json.loads((tampered / CALIBRATION_FILE).read_text())
+    (tampered / CALIBRATION_FILE).write_text(json.dumps({**data, "intercept": 5.0}))
+    with pytest.raises(ModelError, match="corrupt"):
+        load_ranker(tampered, encoder=small_learned.encoder)
+
+
+def test_a_model_directory_from_before_calibration_loads_without_confidence(small_learned, saved, tmp_path):
+    older = tmp_path / "older"
+    shutil.copytree(saved, older)
+    (older / CALIBRATION_FILE).unlink()
+    config = json.loads((older / "ranker.json").read_text())
+    config["files"] = hash_files(older, skip="ranker.json")
+    (older / "ranker.json").write_text(json.dumps(config))
+    ranker = load_ranker(older, encoder=small_learned.encoder)
+    assert ranker.calibrator is None and ranker.confidence([1.0, 0.0]) is None
+    assert np.allclose(ranker.score([CLUE])[0], small_learned.score([CLUE])[0])
