@@ -5,10 +5,11 @@
 
 One table on val: seed, cosine (joined text), fine-tuned cosine (joined text through the final
 fine-tuned encoder), the learned ranker, and ablations that drop one feature group and refit
-LightGBM on the same out-of-fold tables (without fine-tuning: no ``ft_*``/``assoc_ft_*`` columns; without
+LightGBM on the same out-of-fold tables (without fine-tuning: no ``ft_*``/``assoc_ft_*``/``hub_ft_*`` columns; without
 lexical: no ``lex_*``; without train associations: no ``assoc_*``/``hub_*``; without the
 descriptions' meanings: none of the association columns that look descriptions up in train
-clues, i.e. the answer centroids, reverse neighbours and same-pair clues).
+clues, i.e. the answer centroids, reverse neighbours and same-pair clues; without familiarity: no
+``fam_*``).
 
 Timing columns: "train s" is the wall time of the training stage the row needs (fine-tuning and
 OOF features are shared by the learned rows, so ablations show only their LightGBM time, and the
@@ -47,7 +48,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "bliss"
 EMOJI = ROOT / "tests" / "data" / "emoji"
 ABLATIONS = {
-    "learned -finetune": ("ft_", "assoc_ft_"),  # every column read through the fine-tuned encoder
+    "learned -finetune": ("ft_", "assoc_ft_", "hub_ft_"),  # every column read through the fine-tuned encoder
+    "learned -familiarity": ("fam_",),  # how far the clue and options lie from train (issue 10)
     "learned -lexical": ("lex_",),
     "learned -associations": ("assoc_", "hub_"),
     # only the part of the associations that looks descriptions up by text in train clues
@@ -120,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     reused = tables.seconds["finetuned_encoders_reused_from_cache"]
     print(f"\nshared by the learned rows: fine-tuning + OOF features + final encoder and val features: {shared:.0f} s "
           f"(OOF {tables.seconds['oof']:.0f} s, final {tables.seconds['final_features']:.0f} s; "
-          f"{reused} of {config.folds + 1} fine-tuned encoders reused from the cache)")
+          f"{reused} of {config.folds + config.unfamiliar_groups + 1} fine-tuned encoders reused from the cache)")
     trained = ROOT / "models" / "default" / "metadata.json"
     if trained.is_file():
         meta = json.loads(trained.read_text())

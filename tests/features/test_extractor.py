@@ -7,7 +7,7 @@ import pytest
 
 from pictorank.errors import ModelError, NotFittedError
 from pictorank.features import FeatureExtractor, feature_names, selected_features
-from pictorank.features import associations, cosine, hubness, lexical, query_size
+from pictorank.features import associations, cosine, familiarity, hubness, lexical, query_size
 from pictorank.query import Query
 
 QUERIES = [
@@ -20,11 +20,17 @@ QUERIES = [
 def test_feature_names_are_the_groups_names_in_order():
     expected = [
         *cosine.names("base"), *cosine.names("ft"), *lexical.NAMES, *query_size.NAMES,
-        *associations.names(["base", "ft"]), *hubness.NAMES,
+        *associations.names(["base", "ft"]), *hubness.NAMES, *hubness.names("ft"), *familiarity.NAMES,
     ]
     assert feature_names() == expected
-    assert len(set(expected)) == len(expected) == 85
-    assert expected[:2] == ["base_cos_joined", "base_cos_mean"] and expected[-2:] == ["hub_option", "hub_csls"]
+    assert len(set(expected)) == len(expected) == 91
+    assert expected[:2] == ["base_cos_joined", "base_cos_mean"] and expected[-1] == "fam_options_mean"
+
+
+def test_the_columns_before_issue_10_come_first_so_older_models_still_load():
+    """Hubness in the fine-tuned space and familiarity were appended: the first 85 columns are
+    the old list in its old order, which is what a model trained before them reads."""
+    assert feature_names()[83:87] == ["hub_option", "hub_csls", "hub_ft_option", "hub_ft_csls"]
 
 
 @pytest.mark.parametrize("q", QUERIES, ids=["two hints", "one hint", "five hints"])
@@ -39,7 +45,9 @@ def test_every_group_makes_exactly_its_declared_columns(toy_train, word_encoder,
             associations.names(list(encoders)),
             associations.columns(q, encoders, ext.reference_, ext.token_stats_, ext.neighbours, ext.min_pair_count),
         ),
-        "hubness": (hubness.NAMES, hubness.columns(q, word_encoder, ext.hubness_)),
+        "hubness": (hubness.NAMES, hubness.columns(q, word_encoder, ext.hubness_["base"])),
+        "hubness ft": (hubness.names("ft"), hubness.columns(q, word_encoder, ext.hubness_["ft"])),
+        "familiarity": (familiarity.NAMES, familiarity.columns(q, word_encoder, ext.reference_)),
     }
     for group, (names, cols) in made.items():
         assert list(cols) == list(names), group
@@ -47,7 +55,7 @@ def test_every_group_makes_exactly_its_declared_columns(toy_train, word_encoder,
 
 
 def test_selected_features_drop_whole_groups_by_prefix():
-    kept = selected_features(["assoc", "hub", "ft_"])
+    kept = selected_features(["assoc", "hub", "ft_", "fam_"])
     assert kept == [n for n in feature_names() if n.startswith(("base_", "lex_", "q_"))]
     assert selected_features([]) == feature_names()
 
@@ -96,7 +104,7 @@ def test_a_damaged_reference_file_is_a_model_error(toy_train, word_encoder, tmp_
 
 def test_no_queries_make_an_empty_table_with_every_column(toy_train, word_encoder):
     table = FeatureExtractor(word_encoder).fit(toy_train).transform([])
-    assert table.shape == (0, 85) and list(table.columns) == feature_names()
+    assert table.shape == (0, 91) and list(table.columns) == feature_names()
 
 
 def test_transform_and_save_need_fit(word_encoder, tmp_path):

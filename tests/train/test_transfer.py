@@ -44,3 +44,27 @@ def test_learned_ranks_an_unseen_vocabulary_nearly_as_well_as_cosine(small_learn
     one_puzzle = 1 / len(puzzles)
     assert learned["hits@1"] >= cosine["hits@1"] - one_puzzle - 1e-9
     assert learned["mrr"] >= cosine["mrr"] - one_puzzle / 2
+
+
+NAMES = Path(__file__).resolve().parents[1] / "data" / "emoji_names"
+
+
+def test_names_and_phrases_set_is_a_valid_task_file_unlike_bliss():
+    vocab = load_hints(NAMES / "hint_descriptions.csv")
+    puzzles = load_puzzles(NAMES / "puzzles.csv", vocab)
+    assert len(puzzles) == 120 and {p.subtask_id for p in puzzles} == {1, 2, 3}
+    assert sum(" " in p.answer for p in puzzles) > len(puzzles) / 2  # mostly multi-word names and phrases
+
+
+def test_unseen_vocabulary_clues_are_ranked_no_worse_than_cosine(small_learned, encoder):
+    """Names and phrases clued by emoji: every description is unknown to train, so the learned
+    scores are blended with plain cosine at equal weight (pictorank.ranker.fallback)."""
+    vocab = load_hints(NAMES / "hint_descriptions.csv")
+    puzzles = load_puzzles(NAMES / "puzzles.csv", vocab)
+    queries = to_queries(puzzles, vocab)
+    assert small_learned.fallback
+    learned = evaluate_rankings(puzzles, small_learned.rank(queries))["overall"]
+    cosine = evaluate_rankings(puzzles, CosineRanker(encoder).rank(queries))["overall"]
+    one_puzzle = 1 / len(puzzles)
+    assert learned["hits@1"] >= cosine["hits@1"] - one_puzzle - 1e-9
+    assert learned["score"] >= cosine["score"] - one_puzzle * 0.1

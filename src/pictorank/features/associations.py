@@ -18,7 +18,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import product
-from typing import Sequence
+from typing import Collection, Sequence
 
 import numpy as np
 
@@ -83,6 +83,18 @@ class Reference:
         """Reference rows whose clue uses a pictogram with this description."""
         return self._by_hint.get(description, np.zeros(0, dtype=int))
 
+    def forgetting(self, descriptions: Collection[str]) -> "Reference":
+        """This reference as if `descriptions` had never been used by a train clue (the same
+        clues, answers and vectors; only the lookups by description text miss them). Training
+        builds rows this way to show the ranker what an unseen pictogram looks like."""
+        forget = set(descriptions)
+        return Reference(
+            answers=self.answers,
+            clue_hints=[tuple(h for h in hints if h not in forget) for hints in self.clue_hints],
+            clue_vectors=self.clue_vectors,
+            answer_vectors=self.answer_vectors,
+        )
+
 
 @dataclass
 class TokenStats:
@@ -142,7 +154,7 @@ def columns(
     consulted by the nearest-neighbour columns, and rarer token pairs than `min_pair_count` get
     no PMI."""
     cols = _pmi_columns(q, token_stats, min_pair_count)
-    excluded = _excluded_rows(q, reference)
+    excluded = excluded_rows(q, reference)
     match = _clue_match(q, reference)
     option_answer: dict[str, np.ndarray] = {}
     for space, encoder in encoders.items():
@@ -161,7 +173,7 @@ def columns(
     return cols
 
 
-def _excluded_rows(q: Query, reference: Reference) -> np.ndarray:
+def excluded_rows(q: Query, reference: Reference) -> np.ndarray:
     """Mask of the train rows answered by one of `q`'s options (left out: see the module docs)."""
     excluded = np.zeros(len(reference.answers), dtype=bool)
     for option in q.options:

@@ -10,7 +10,13 @@ columns it makes next to the code that makes them:
 - ``lex_*`` (lexical.py): surface links between the option and the descriptions;
 - ``q_*`` (query_size.py): size of the query;
 - ``assoc_*`` (associations.py): associations learned from the training clues;
-- ``hub_*`` (hubness.py): hubness of the option (how close it is to every clue, CSLS-style).
+- ``hub_*`` (hubness.py): hubness of the option (how close it is to every clue, CSLS-style),
+  in both spaces;
+- ``fam_*`` (familiarity.py): how far the clue and its options lie from the training data, so
+  the ranker can tell an unseen vocabulary from home.
+
+The columns of the last two groups came after the others (issue 10) and are appended at the end:
+a model trained before them reads the first 85 columns and still loads.
 
 `FeatureExtractor.fit` learns the position weights (pooling.py), the association tables and the
 reference sets from training queries; `transform` only looks things up, so one 30-option query
@@ -24,7 +30,7 @@ import json
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
 
 import numpy as np
 import pandas as pd
@@ -33,7 +39,7 @@ from threadpoolctl import ThreadpoolController
 from pictorank.artifacts import read_json, write_json
 from pictorank.encoder import Encoder
 from pictorank.errors import ModelError, NotFittedError
-from pictorank.features import associations, cosine, hubness, lexical, query_size
+from pictorank.features import associations, cosine, familiarity, hubness, lexical, query_size
 from pictorank.features.associations import Reference, TokenStats
 from pictorank.features.hubness import HubnessMemo
 from pictorank.features.pooling import fit_position_weights
@@ -50,6 +56,8 @@ def feature_names() -> list[str]:
         *query_size.NAMES,
         *associations.names(SPACES),
         *hubness.NAMES,
+        *(name for space in SPACES[1:] for name in hubness.names(space)),
+        *familiarity.NAMES,
     ]
 
 
@@ -84,7 +92,7 @@ class FeatureExtractor:
     position_weights_: dict[int, list[float]] = field(default_factory=dict)
     token_stats_: TokenStats = field(default_factory=TokenStats)
     reference_: Reference | None = None
-    hubness_: HubnessMemo | None = field(default=None, repr=False)
+    hubness_: dict[str, HubnessMemo] | None = field(default=None, repr=False)  # one memo per space
 
     POOLING_FILE = "pooling.json"
     ASSOCIATIONS_FILE = "associations.json"
@@ -105,10 +113,22 @@ class FeatureExtractor:
         self._set_reference(Reference.embed(train, self.encoders()))
         return self
 
+    def forgetting(self, descriptions: Collection[str]) -> "FeatureExtractor":
+        """A copy whose train tables have never seen `descriptions` (matched by text): their
+        description lookups miss, as they do for a pictogram of another vocabulary. The encoders,
+        position weights and token counts are shared with this extractor."""
+        if self.reference_ is None:
+            raise NotFittedError("FeatureExtractor is not fitted; call fit() or load() first")
+        copy = FeatureExtractor(self.base_encoder, self.finetuned_encoder, self.neighbours, self.hub_k, self.min_pair_count)
+        copy.position_weights_ = self.position_weights_
+        copy.token_stats_ = self.token_stats_
+        copy._set_reference(self.reference_.forgetting(descriptions))
+        return copy
+
     def _set_reference(self, reference: Reference) -> None:
         """Use `reference`, with a fresh hubness memo (the memo is only valid for its reference)."""
         self.reference_ = reference
-        self.hubness_ = HubnessMemo(reference, self.hub_k)
+        self.hubness_ = {space: HubnessMemo(reference, self.hub_k, space=space) for space in SPACES}
 
     # -- transform ----------------------------------------------------------------------------
     def transform(self, queries: Sequence[Query]) -> pd.DataFrame:
@@ -121,13 +141,15 @@ class FeatureExtractor:
         # Features come from many small matrix products (a clue against the train reference):
         # waking a BLAS thread pool for each costs more than the work, 15x more on a busy machine.
         with _one_blas_thread():
-            self.hubness_.warm(self.base_encoder, {o for q in queries for o in q.options})
+            options = {o for q in queries for o in q.options}
+            for space, encoder in self.encoders().items():
+                self.hubness_[space].warm(encoder, options)
             blocks = [self._query_block(q, self.reference_, self.hubness_) for q in queries]
         names = feature_names()
         matrix = np.vstack([np.column_stack([b[n] for n in names]) for b in blocks]) if blocks else np.zeros((0, len(names)))
         return pd.DataFrame(matrix.astype(np.float32), columns=names)
 
-    def _query_block(self, q: Query, reference: Reference, memo: HubnessMemo) -> dict[str, np.ndarray]:
+    def _query_block(self, q: Query, reference: Reference, memos: dict[str, HubnessMemo]) -> dict[str, np.ndarray]:
         """Every group's columns of one query (one value per option)."""
         encoders = self.encoders()
         cols: dict[str, np.ndarray] = {}
@@ -136,7 +158,9 @@ class FeatureExtractor:
         cols.update(lexical.columns(q))
         cols.update(query_size.columns(q))
         cols.update(associations.columns(q, encoders, reference, self.token_stats_, self.neighbours, self.min_pair_count))
-        cols.update(hubness.columns(q, self.base_encoder, memo))
+        for space, encoder in encoders.items():
+            cols.update(hubness.columns(q, encoder, memos[space]))
+        cols.update(familiarity.columns(q, self.base_encoder, reference))
         return cols
 
     # -- persistence --------------------------------------------------------------------------

@@ -21,6 +21,8 @@ from pictorank.encoder import Encoder
 from pictorank.errors import ModelError
 from pictorank.puzzles import HintVocabulary, Puzzle, to_queries
 from pictorank.query import Query
+from pictorank.ranker.calibration import Calibrator
+from pictorank.ranker.explain import Explanation, hint_similarities, similarity_explanation
 
 CONFIG_FILE = "ranker.json"
 
@@ -29,6 +31,7 @@ class Ranker(ABC):
     """Common interface: score / rank / save (and `from_config`, used by load_ranker)."""
 
     method: ClassVar[str]
+    calibrator: Calibrator | None = None  # P(first option is the answer); see ranker.calibration
 
     @abstractmethod
     def score(self, queries: Sequence[Query]) -> list[np.ndarray]:
@@ -43,6 +46,32 @@ class Ranker(ABC):
         for query, scores in zip(queries, self.score(queries)):
             order = np.argsort(-np.asarray(scores), kind="stable")
             results.append(([query.options[i] for i in order], [float(scores[i]) for i in order]))
+        return results
+
+    def confidence(self, scores: Sequence[float]) -> float | None:
+        """The calibrated probability that a ranking's first option is the answer (scores best
+        first), or None when this ranker has no calibration."""
+        return None if self.calibrator is None else self.calibrator.probability(scores)
+
+    def rank_explained(
+        self, queries: Sequence[Query], top_k: int
+    ) -> list[tuple[list[str], list[float], list[Explanation]]]:
+        """`rank_with_scores` plus an explanation of each query's first `top_k` options.
+
+        Here, for rankers that score by similarity to the whole clue: each hint's cosine to the
+        option, from the ranker's first encoder (its embeddings are cached by then). A ranker
+        without an encoder has nothing to explain with: its explanations are empty.
+        """
+        encoders = self.encoders()
+        if not encoders:
+            return [(ranking, scores, []) for ranking, scores in self.rank_with_scores(queries)]
+        encoder = encoders[0]
+        results = []
+        for query, (ranking, scores) in zip(queries, self.rank_with_scores(queries)):
+            shown = ranking[:top_k]
+            sims = hint_similarities(encoder.encode(shown), encoder.encode(list(query.hints)))
+            explanations = [similarity_explanation(o, query.hints, s, sc) for o, s, sc in zip(shown, sims, scores)]
+            results.append((ranking, scores, explanations))
         return results
 
     @abstractmethod

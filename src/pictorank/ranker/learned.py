@@ -11,11 +11,14 @@ directory is refused with a ModelError instead of ranking with the wrong feature
                        the feature extractor's learned tables (FeatureExtractor.save)
     encoder/           the fine-tuned sentence-transformers model (absent when not fine-tuned)
     metadata.json      training files' hashes, parameters, seeds, val metrics, timings
+    calibration.json   P(first option is the answer) from a ranking's scores (ranker.calibration);
+                       absent in directories trained before it existed: confidence is then null
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -27,6 +30,9 @@ from pictorank.errors import ModelError
 from pictorank.features import FeatureExtractor, feature_names
 from pictorank.query import Query
 from pictorank.ranker.base import CONFIG_FILE, Ranker
+from pictorank.ranker.calibration import CALIBRATION_FILE, Calibrator
+from pictorank.ranker.fallback import COSINE_COLUMN, KNOWN_COLUMN, blend_rows
+from pictorank.ranker.explain import Explanation, hint_similarities, learned_explanation
 
 if TYPE_CHECKING:  # lightgbm pulls in scikit-learn and scipy (~0.9 s); seed and cosine never need it
     import lightgbm as lgb
@@ -50,6 +56,11 @@ class LearnedRanker(Ranker):
         saved with the model directory (None when training skipped fine-tuning).
     num_threads : LightGBM threads for large batches.
     training : what training recorded (parameters, CV results, timings), saved as metadata.
+    calibrator : turns a ranking's scores into the probability that its first option is right
+        (fitted on out-of-fold scores by pictorank.train); None gives no confidence.
+    fallback : blend each row's scores towards plain cosine by the share of the clue's
+        descriptions train never saw (pictorank.ranker.fallback); False for models trained
+        before it existed, which rank with LightGBM alone.
     """
 
     method = "learned"
@@ -62,6 +73,8 @@ class LearnedRanker(Ranker):
         finetuned_model: Any = None,
         num_threads: int = 2,
         training: dict[str, Any] | None = None,
+        calibrator: Calibrator | None = None,
+        fallback: bool = False,
     ) -> None:
         if list(booster.feature_name()) != list(feature_names):
             raise ModelError("the booster's features differ from feature_names")
@@ -71,6 +84,8 @@ class LearnedRanker(Ranker):
         self.finetuned_model = finetuned_model
         self.num_threads = num_threads
         self.training = dict(training or {})
+        self.calibrator = calibrator
+        self.fallback = fallback
 
     @property
     def encoder(self) -> Encoder:
@@ -81,17 +96,54 @@ class LearnedRanker(Ranker):
         return list(self.extractor.encoders().values())
 
     def get_params(self) -> dict[str, Any]:
-        return {"feature_names": self.feature_names, "num_threads": self.num_threads}
+        return {"feature_names": self.feature_names, "num_threads": self.num_threads, "fallback": self.fallback}
 
     def score(self, queries: Sequence[Query]) -> list[np.ndarray]:
         if not queries:
             return []
-        table = self.extractor.transform(queries)[self.feature_names]
+        _, scores = self._table_and_scores(queries)
+        return scores
+
+    def _table_and_scores(self, queries: Sequence[Query]) -> tuple[np.ndarray, list[np.ndarray]]:
+        """The feature rows of every (query, option) and each query's scores (explanations reuse the rows)."""
+        full = self.extractor.transform(queries)
+        table = full[self.feature_names].to_numpy()
         # LightGBM gets its threads only for large batches: for a few rows they cost more than they save.
         threads = 1 if len(queries) < SMALL_BATCH else self.num_threads
-        predictions = self.booster.predict(table.to_numpy(), num_threads=threads)
+        predictions = self.booster.predict(table, num_threads=threads)
         bounds = np.cumsum([0] + [len(q.options) for q in queries])
-        return [predictions[bounds[i] : bounds[i + 1]] for i in range(len(queries))]
+        scores = [predictions[bounds[i] : bounds[i + 1]] for i in range(len(queries))]
+        if self.fallback:  # clues from an unseen vocabulary lean on plain cosine too (ranker.fallback)
+            scores = blend_rows(scores, full[COSINE_COLUMN].to_numpy(), full[KNOWN_COLUMN].to_numpy())
+        return table, scores
+
+    def rank_explained(
+        self, queries: Sequence[Query], top_k: int
+    ) -> list[tuple[list[str], list[float], list[Explanation]]]:
+        """Rankings with LightGBM's per-feature contributions (SHAP, `pred_contrib`) of each
+        query's first `top_k` options, grouped by pictorank.ranker.explain.
+
+        The feature table is built once for scoring and explaining; only the explained rows go
+        through `pred_contrib`, so explaining 10 options costs a fraction of the ranking itself.
+        """
+        if not queries:
+            return []
+        table, scores = self._table_and_scores(queries)
+        encoder = self.extractor.encoders()["ft"]  # the space the ranker leans on most
+        start, results = 0, []
+        for query, query_scores in zip(queries, scores):
+            order = np.argsort(-query_scores, kind="stable")
+            shown = order[:top_k]
+            contributions = self.booster.predict(table[start + shown], pred_contrib=True, num_threads=1)
+            options = [query.options[i] for i in shown]
+            sims = hint_similarities(encoder.encode(options), encoder.encode(list(query.hints)))
+            explanations = [learned_explanation(o, query.hints, self.feature_names, c, s)
+                            for o, c, s in zip(options, contributions, sims)]
+            if self.fallback:  # a blended row's score is no longer LightGBM's sum: say what the blend added
+                explanations = [_with_blend(e, float(query_scores[i])) for e, i in zip(explanations, shown)]
+            results.append(([query.options[i] for i in order], [float(query_scores[i]) for i in order], explanations))
+            start += len(query.options)
+        return results
 
     # -- persistence --------------------------------------------------------------------------
     def save(self, directory: str | os.PathLike, metadata: dict[str, Any] | None = None, force: bool = False) -> None:
@@ -103,6 +155,8 @@ class LearnedRanker(Ranker):
             if self.finetuned_model is not None:
                 self.finetuned_model.save(str(staging / ENCODER_DIR))
             write_json(staging / METADATA_FILE, {**self.training, **(metadata or {})})
+            if self.calibrator is not None:
+                self.calibrator.save(staging / CALIBRATION_FILE)
             config = {
                 "method": self.method,
                 "params": self.get_params(),
@@ -131,6 +185,9 @@ class LearnedRanker(Ranker):
         num_threads = params.get("num_threads", 2)
         if not isinstance(num_threads, int) or isinstance(num_threads, bool) or not 1 <= num_threads <= 64:
             raise ModelError(f"{where}: params.num_threads must be an integer from 1 to 64, found {num_threads!r}")
+        fallback = params.get("fallback", False)  # absent in models trained before issue 10
+        if not isinstance(fallback, bool):
+            raise ModelError(f"{where}: params.fallback must be true or false, found {fallback!r}")
         entry = config.get("encoder")
         if not isinstance(entry, dict) or entry.get("base_model") != base_model_version():
             found = entry.get("base_model") if isinstance(entry, dict) else entry
@@ -142,7 +199,21 @@ class LearnedRanker(Ranker):
             raise ModelError(f"{directory / MODEL_FILE}: the booster's features differ from {CONFIG_FILE}")
         extractor = FeatureExtractor.load(directory, base, finetuned)
         training = read_json(directory / METADATA_FILE)
-        return cls(extractor, booster, names, finetuned_model, num_threads, training if isinstance(training, dict) else {})
+        # Listed in the checked file hashes when training wrote one; older directories have none.
+        calibrator = Calibrator.load(directory / CALIBRATION_FILE) if CALIBRATION_FILE in config["files"] else None
+        return cls(extractor, booster, names, finetuned_model, num_threads,
+                   training if isinstance(training, dict) else {}, calibrator, fallback)
+
+
+def _with_blend(explanation: Explanation, score: float) -> Explanation:
+    """The explanation of a row blended towards cosine (ranker.fallback), with the difference
+    between its final score and LightGBM's own as the extra group `unseen_vocabulary`, so the
+    groups still add up to the score. Clues whose descriptions train knows are not blended and get
+    no such group."""
+    blend = score - sum(explanation.groups.values())
+    if abs(blend) < 1e-9:
+        return explanation
+    return replace(explanation, groups={**explanation.groups, "unseen_vocabulary": blend})
 
 
 def _checked_feature_names(names: Any, where: Path) -> list[str]:

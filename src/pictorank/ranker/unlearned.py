@@ -9,6 +9,7 @@ import numpy as np
 from pictorank.encoder import Encoder
 from pictorank.query import Query, joined_text, seed_text
 from pictorank.ranker.base import Ranker
+from pictorank.ranker.calibration import shipped_calibrator
 
 
 class SeedRanker(Ranker):
@@ -22,6 +23,7 @@ class SeedRanker(Ranker):
 
     def __init__(self, encoder: Encoder | None = None) -> None:
         self.encoder = encoder or Encoder()
+        self.calibrator = shipped_calibrator(self.method)  # fitted on the bundled train set
 
     def encoders(self) -> list[Encoder]:
         return [self.encoder]
@@ -45,6 +47,7 @@ class CosineRanker(Ranker):
 
     def __init__(self, encoder: Encoder | None = None) -> None:
         self.encoder = encoder or Encoder()
+        self.calibrator = shipped_calibrator(self.method)  # fitted on the bundled train set
 
     def encoders(self) -> list[Encoder]:
         return [self.encoder]

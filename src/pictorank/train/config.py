@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Callable
 
 from pictorank.train.finetune import FinetuneParams
 
 Log = Callable[[str], None]  # where training reports progress (print, or nothing with --quiet)
+
+MIN_ANSWERS = 2  # out-of-fold features hold answers out: with one answer there is nothing to hold out
+ROWS_PER_LEAF = 20  # on a small table a leaf needs at most 1/20 of the option rows (see `sized_for`)
 
 DEFAULT_GRID: tuple[dict[str, Any], ...] = (
     {"num_leaves": 4, "min_child_samples": 50, "learning_rate": 0.05},
@@ -26,6 +29,15 @@ class TrainConfig:
     oof_epochs / final_epochs : fine-tuning epochs of each fold's encoder / of the final one.
         The fold encoders are shorter (they are thrown away) to keep training under 15 minutes.
     drop_groups : feature prefixes left out (ablations), e.g. ("ft_",) or ("lex_",).
+    unfamiliar_groups : besides the OOF rows, every train clue is built once more as it would
+        look far from home (pictorank.train.oof.unfamiliar_features): its answer kind held out
+        of a fold's encoder and tables, a share of the descriptions unknown, options of that
+        kind. The answer kinds (k-means clusters of the answers, `answer_kinds` of them) are
+        dealt into this many groups, each held out once (one more fine-tuned encoder each);
+        0 leaves these rows out.
+    hidden_descriptions : share of the train descriptions the unfamiliar rows' tables forget.
+    fallback : the trained ranker blends its scores towards plain cosine by the share of a
+        clue's descriptions train never saw (pictorank.ranker.fallback).
     """
 
     folds: int = 3
@@ -42,6 +54,10 @@ class TrainConfig:
     early_stopping_rounds: int = 50
     num_threads: int = 2
     drop_groups: tuple[str, ...] = ()
+    unfamiliar_groups: int = 2
+    answer_kinds: int = 8
+    hidden_descriptions: float = 0.5
+    fallback: bool = True
 
     def finetune_params(self, epochs: float) -> FinetuneParams:
         return FinetuneParams(
@@ -51,6 +67,29 @@ class TrainConfig:
             hard_negatives=self.hard_negatives,
             seed=self.seed,
         )
+
+    def sized_for(self, answers: int, option_rows: int) -> tuple["TrainConfig", list[str]]:
+        """This recipe fitted to a training set of `answers` distinct answers and `option_rows`
+        (clue, option) rows, and one note per change (the log says what was scaled down).
+
+        Folds are grouped by answer, so there are at most as many folds as answers, and the
+        LightGBM CV splits those folds (at most `folds` of them). A leaf may need no more than
+        1/ROWS_PER_LEAF of the rows: on a tiny table, min_child_samples=50 would allow no split
+        at all and every option would score the same. Bliss-sized sets are left as they are.
+        Fewer than MIN_ANSWERS answers cannot be trained on: the caller raises (pipeline).
+        """
+        notes: list[str] = []
+        folds = min(self.folds, answers)
+        if folds != self.folds:
+            notes.append(f"{folds} out-of-fold folds instead of {self.folds} (only {answers} different answers)")
+        cv_folds = min(self.cv_folds, folds)
+        if cv_folds != self.cv_folds:
+            notes.append(f"{cv_folds} CV folds instead of {self.cv_folds}")
+        cap = max(1, option_rows // ROWS_PER_LEAF)
+        grid = tuple({**g, "min_child_samples": min(int(g.get("min_child_samples", 20)), cap)} for g in self.grid)
+        if grid != self.grid:
+            notes.append(f"LightGBM min_child_samples at most {cap} ({option_rows} option rows)")
+        return replace(self, folds=folds, cv_folds=cv_folds, grid=grid), notes
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)

@@ -83,3 +83,26 @@ def fit_booster(
 ):
     """The final LambdaMART on all OOF train rows, its number of trees set by early stopping on val."""
     return _fit(_ranker(params, config, config.n_estimators), X, y, sizes, X_val, y_val, sizes_val, config)
+
+
+def held_out_scores(
+    X: pd.DataFrame, y: np.ndarray, sizes: np.ndarray, folds: np.ndarray,
+    params: dict[str, Any], trees: int, config: TrainConfig,
+) -> list[np.ndarray]:
+    """Each training query's scores from a LambdaMART that never saw its fold (the CV folds of
+    `cv_select`, grouped by answer), with the final model's parameters and number of trees.
+
+    These are honest held-out scores for calibrating confidence: scores of the final booster
+    on its own training rows would be overconfident. No early stopping here, since stopping on
+    the held-out fold would tune to it.
+    """
+    query_fold = folds % config.cv_folds
+    row_fold = np.repeat(query_fold, sizes)
+    predictions = np.zeros(len(y))
+    for k in range(config.cv_folds):
+        fit_rows, held_rows = row_fold != k, row_fold == k
+        model = _ranker(params, config, max(1, trees))
+        model.fit(X[fit_rows], y[fit_rows], group=sizes[query_fold != k])
+        predictions[held_rows] = model.predict(X[held_rows], num_threads=config.num_threads)
+    bounds = np.cumsum([0, *sizes])
+    return [predictions[bounds[i] : bounds[i + 1]] for i in range(len(sizes))]

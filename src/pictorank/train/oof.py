@@ -5,6 +5,12 @@ An encoder that was taught "sun; flower -> sunflower" gives that row a cosine no
 ever get, and LightGBM would learn to trust it. So train is split into folds grouped by answer;
 each fold's features come from an encoder and tables fitted on the other folds, while val and
 test get the encoder and tables fitted on all of train.
+
+Those rows all look like home: every description was used by other train clues, every answer
+has near kin among the fitted folds' answers. A second set of rows (`unfamiliar_features`)
+shows the ranker what a clue from another vocabulary looks like, built the same out-of-fold way
+but with whole kinds of answers and a share of the descriptions held out; the ``fam_*`` columns
+(pictorank.features.familiarity) let it tell the two apart.
 """
 
 from __future__ import annotations
@@ -23,9 +29,10 @@ import pandas as pd
 
 from pictorank.artifacts import library_versions
 from pictorank.encoder import Encoder, base_model_version, load_base_model, load_model_dir
-from pictorank.features import FeatureExtractor
+from pictorank.errors import UsageError
+from pictorank.features import FeatureExtractor, feature_names
 from pictorank.query import Query
-from pictorank.train.config import Log, TrainConfig
+from pictorank.train.config import MIN_ANSWERS, Log, TrainConfig
 from pictorank.train.finetune import FinetuneParams, finetune, weights_digest
 
 
@@ -39,8 +46,8 @@ def answer_folds(queries: Sequence[Query], n_folds: int, seed: int) -> np.ndarra
 
 def labels_and_sizes(queries: Sequence[Query]) -> tuple[np.ndarray, np.ndarray]:
     """LambdaMART targets (1 for the answer) and query group sizes, in transform's row order."""
-    labels = np.concatenate([[float(o == q.answer) for o in q.options] for q in queries])
-    return labels, np.array([len(q.options) for q in queries])
+    labels = np.array([float(o == q.answer) for q in queries for o in q.options])
+    return labels, np.array([len(q.options) for q in queries], dtype=int)
 
 
 def _finetune_key(queries: Sequence[Query], params: FinetuneParams) -> str:
@@ -107,6 +114,75 @@ def oof_features(
     return pd.concat(parts, ignore_index=True), folds, reused_count
 
 
+def answer_kinds(queries: Sequence[Query], encoder: Encoder, n_kinds: int, seed: int) -> dict[str, int]:
+    """Each distinct answer's kind: its k-means cluster (`n_kinds` clusters, seeded) in the base
+    encoder's space, so that a kind held out is a region of meaning the fold never saw."""
+    from sklearn.cluster import KMeans  # lazy: only training needs it (lightgbm imports it anyway)
+
+    answers = sorted({q.answer for q in queries if q.answer is not None})
+    k = max(1, min(n_kinds, len(answers)))
+    labels = KMeans(n_clusters=k, random_state=seed, n_init=4).fit_predict(encoder.encode(answers))
+    return dict(zip(answers, (int(label) for label in labels)))
+
+
+def _with_options_from(query: Query, pool: Sequence[str], rng: random.Random) -> Query:
+    """`query` with its wrong options replaced by other answers drawn from `pool` (as many as
+    the pool allows), the answer kept at its place."""
+    wrong = rng.sample([a for a in pool if a != query.answer], min(len(query.options) - 1, len(pool) - 1))
+    at = query.options.index(query.answer)
+    return Query(query.hints, tuple(wrong[:at] + [query.answer] + wrong[at:]), query.answer)
+
+
+def unfamiliar_features(
+    queries: Sequence[Query], folds: np.ndarray, base_encoder: Encoder, config: TrainConfig, log: Log
+) -> tuple[pd.DataFrame, list[Query], np.ndarray, int]:
+    """Train clues built as they look far from home: the rows that teach the ranker what an
+    unseen vocabulary looks like (the ``fam_*`` columns tell it which rows these are).
+
+    The answers are clustered into kinds and the kinds dealt into `config.unfamiliar_groups`
+    groups. For each group, an encoder and tables are fitted on the clues of the other groups
+    only, and forget a seeded share (`config.hidden_descriptions`) of their descriptions; the
+    group's clues are then scored with them, their wrong options redrawn from the group's own
+    answers. So, as for another vocabulary at prediction time, neither the clue's answer nor
+    any of its options is of a kind the encoder was fine-tuned on, and some or all of the
+    clue's descriptions are unknown to the tables. (Keeping the original options would not do:
+    they are mostly answers of the fitted kinds, so "unfamiliar" would mean "right".)
+
+    Returns the feature table, the queries it was built from (their options redrawn), each
+    query's CV fold (that of its original, so CV keeps an answer's rows together) and how many
+    fine-tuned encoders came from the cache. Groups too small to redraw options are skipped.
+    """
+    kinds = answer_kinds(queries, base_encoder, config.answer_kinds, config.seed)
+    groups = config.unfamiliar_groups
+    rng = random.Random(config.seed)
+    tables, built, built_folds, reused_count = [], [], [], 0
+    for g in range(groups):
+        held = [i for i, q in enumerate(queries) if kinds[q.answer] % groups == g]
+        inside = [q for q in queries if kinds[q.answer] % groups != g]
+        pool = sorted({queries[i].answer for i in held})
+        if len(pool) < 2 or not inside:
+            log(f"unfamiliar group {g + 1}/{groups}: skipped ({len(pool)} answers held out, {len(inside)} clues left)")
+            continue
+        rows = [_with_options_from(queries[i], pool, rng) for i in held]
+        log(f"unfamiliar group {g + 1}/{groups}: fit on {len(inside)} clues of other answer kinds, features for {len(held)}")
+        ft = None
+        if config.finetune:
+            _, ft, reused = finetuned_encoder(inside, config.oof_epochs, config, base_encoder.cache_dir, log)
+            reused_count += reused
+        extractor = FeatureExtractor(base_encoder, ft).fit(inside)
+        descriptions = sorted({h for q in inside for h in q.hints})
+        hidden = random.Random(config.seed + g).sample(descriptions, int(len(descriptions) * config.hidden_descriptions))
+        tables.append(extractor.forgetting(hidden).transform(rows))
+        for encoder in extractor.encoders().values():
+            encoder.flush()
+        built += rows
+        built_folds += [int(folds[i]) for i in held]
+    if not tables:
+        return pd.DataFrame(np.zeros((0, len(feature_names())), np.float32), columns=feature_names()), [], np.zeros(0, int), 0
+    table = pd.concat(tables, ignore_index=True)
+    return table, built, np.array(built_folds, dtype=int), reused_count
+
+
 def final_extractor(
     queries: Sequence[Query], base_encoder: Encoder, config: TrainConfig, log: Log
 ) -> tuple[FeatureExtractor, Any, bool]:
@@ -135,21 +211,58 @@ class TrainingTables:
     extractor: FeatureExtractor
     finetuned_model: Any
     seconds: dict[str, float] = field(default_factory=dict)
+    answers: int = 0  # distinct train answers: what `TrainConfig.sized_for` scales the recipe by
+    familiar: np.ndarray | None = None  # per train query: False for the unfamiliar rows (unfamiliar_features)
+
+    def sized(self, config: TrainConfig) -> TrainConfig:
+        """`config` fitted to the size of these tables (fewer CV folds and smaller leaves on a
+        small training set; unchanged for Bliss)."""
+        return config.sized_for(self.answers or len(set(self.folds.tolist())), len(self.y_train))[0]
 
 
 def build_tables(
     train: Sequence[Query], val: Sequence[Query], base_encoder: Encoder, config: TrainConfig, log: Log = print
 ) -> TrainingTables:
-    """OOF features of train, final extractor, and features of val."""
+    """OOF features of train, final extractor, and features of val.
+
+    A small training set gets a smaller recipe (`TrainConfig.sized_for`: fewer folds, smaller
+    LightGBM leaves), said in the log; fewer than MIN_ANSWERS distinct answers is a UsageError.
+    """
+    answers = check_trainable(train)
+    config, notes = config.sized_for(answers, sum(len(q.options) for q in train))
+    for note in notes:
+        log(f"small training set ({len(train)} clues, {answers} answers): {note}")
     started = time.perf_counter()
     X_train, folds, oof_reused = oof_features(train, base_encoder, config, log)
+    y_train, sizes_train = labels_and_sizes(train)
+    familiar = np.ones(len(train), dtype=bool)
+    if config.unfamiliar_groups > 0:
+        X_far, far, far_folds, far_reused = unfamiliar_features(train, folds, base_encoder, config, log)
+        y_far, sizes_far = labels_and_sizes(far)
+        X_train = pd.concat([X_train, X_far], ignore_index=True)
+        y_train, sizes_train = np.concatenate([y_train, y_far]), np.concatenate([sizes_train, sizes_far])
+        folds = np.concatenate([folds, far_folds])
+        familiar = np.concatenate([familiar, np.zeros(len(far), dtype=bool)])
+        oof_reused += far_reused
     oof_seconds = time.perf_counter() - started
     extractor, model, final_reused = final_extractor(train, base_encoder, config, log)
     X_val = extractor.transform(val)
     for encoder in extractor.encoders().values():
         encoder.flush()
-    y_train, sizes_train = labels_and_sizes(train)
     y_val, sizes_val = labels_and_sizes(val)
     seconds = {"oof": oof_seconds, "final_features": time.perf_counter() - started - oof_seconds,
                "finetuned_encoders_reused_from_cache": oof_reused + int(final_reused)}
-    return TrainingTables(X_train, y_train, sizes_train, folds, X_val, y_val, sizes_val, extractor, model, seconds)
+    return TrainingTables(X_train, y_train, sizes_train, folds, X_val, y_val, sizes_val, extractor, model, seconds, answers,
+                          familiar)
+
+
+def check_trainable(train: Sequence[Query]) -> int:
+    """The number of distinct answers of `train`, which must be at least MIN_ANSWERS: the
+    out-of-fold features hold answers out, so one answer leaves nothing to learn from."""
+    answers = len({q.answer for q in train if q.answer is not None})
+    if answers < MIN_ANSWERS:
+        raise UsageError(
+            f"training needs clues with at least {MIN_ANSWERS} different answers (found {answers} "
+            f"in {len(train)} clues): out-of-fold features hold each answer out of the tables its rows are scored with"
+        )
+    return answers

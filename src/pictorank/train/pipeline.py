@@ -19,30 +19,48 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+import numpy as np
 from pictorank.artifacts import check_replaceable, library_versions, sha256_file
 from pictorank.encoder import Encoder
-from pictorank.errors import DataError
+from pictorank.errors import DataError, UsageError
 from pictorank.evaluation import evaluate_rankings
+from pictorank.evaluation.calibration import expected_calibration_error
 from pictorank.features import selected_features
 from pictorank.puzzles import load_hints, load_puzzles, to_queries
 from pictorank.query import Query
 from pictorank.ranker import LearnedRanker
+from pictorank.ranker.calibration import Calibrator
 from pictorank.train.config import Log, TrainConfig
-from pictorank.train.lambdamart import cv_select, fit_booster
-from pictorank.train.oof import TrainingTables, build_tables
+from pictorank.train.calibrate import first_is_right, fit_calibrator
+from pictorank.train.lambdamart import cv_select, fit_booster, held_out_scores
+from pictorank.train.oof import TrainingTables, build_tables, check_trainable
 
 
 def fit_ranker_from_tables(tables: TrainingTables, config: TrainConfig, log: Log = print) -> LearnedRanker:
     """CV-select parameters, fit LambdaMART on the OOF table, and wrap it all in a LearnedRanker."""
+    config = tables.sized(config)  # a small training set: fewer CV folds, smaller leaves (TrainConfig.sized_for)
     columns = selected_features(config.drop_groups)
     started = time.perf_counter()
     X, X_val = tables.X_train[columns], tables.X_val[columns]
     params, cv_results = cv_select(X, tables.y_train, tables.sizes_train, tables.folds, config, log)
     model = fit_booster(X, tables.y_train, tables.sizes_train, X_val, tables.y_val, tables.sizes_val, params, config)
     log(f"LambdaMART {params}: {model.best_iteration_} trees (early stopping on val)")
+    calibrator = _calibrate(tables, X, params, int(model.best_iteration_), config)
+    log(f"confidence calibrated on {calibrator.rows} out-of-fold rankings (first right in {calibrator.accuracy:.1%})")
     training = {"lgbm_params": params, "cv": cv_results, "trees": int(model.best_iteration_),
                 "lgbm_seconds": time.perf_counter() - started}
-    return LearnedRanker(tables.extractor, model.booster_, columns, tables.finetuned_model, config.num_threads, training)
+    return LearnedRanker(tables.extractor, model.booster_, columns, tables.finetuned_model, config.num_threads,
+                         training, calibrator, fallback=config.fallback)
+
+
+def _calibrate(tables: TrainingTables, X, params: dict[str, Any], trees: int, config: TrainConfig) -> Calibrator:
+    """Confidence calibration from held-out CV scores of the OOF train table (never the final
+    booster's scores of its own training rows, which are overconfident)."""
+    scores = held_out_scores(X, tables.y_train, tables.sizes_train, tables.folds, params, trees, config)
+    bounds = np.cumsum([0, *tables.sizes_train])
+    labels = [tables.y_train[bounds[i] : bounds[i + 1]] for i in range(len(tables.sizes_train))]
+    sorted_scores, correct = first_is_right(scores, labels)
+    return fit_calibrator(sorted_scores, correct, f"out-of-fold {config.cv_folds}-fold CV scores of the train rows")
 
 
 def fit_learned_ranker(
@@ -73,9 +91,15 @@ def train_command(
         if any(p.answer is None for p in puzzles):
             raise DataError(path, None, "answer", "training needs an answer in every row (train/val files)")
     train, val = to_queries(train_puzzles, vocab), to_queries(val_puzzles, vocab)
+    try:
+        check_trainable(train)  # before any work: fine-tuning would take minutes
+    except UsageError as exc:
+        raise DataError(train_path, None, "answer", str(exc)) from None
     ranker, tables = fit_learned_ranker(train, val, encoder, config, log)
+    config = tables.sized(config)  # what was really run, for the metadata
     train_seconds = time.perf_counter() - started
-    result = evaluate_rankings(val_puzzles, ranker.rank(val))
+    ranked_val = ranker.rank_with_scores(val)
+    result = evaluate_rankings(val_puzzles, [ranking for ranking, _ in ranked_val])
     metadata = {
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "versions": library_versions(),
@@ -87,7 +111,16 @@ def train_command(
         "seeds": {"seed": config.seed, "torch": config.seed, "numpy": config.seed, "lightgbm": config.seed},
         "position_weights": {str(k): v for k, v in ranker.extractor.position_weights_.items()},
         "val_metrics": {"overall": result["overall"], "by_subtask": result["by_subtask"]},
+        "val_calibration": _val_calibration(ranker, val, ranked_val),
         "seconds": {**tables.seconds, "total_training": train_seconds},
     }
     ranker.save(out_dir, metadata=metadata, force=force)
     return {**ranker.training, **metadata}
+
+
+def _val_calibration(ranker: LearnedRanker, val: Sequence[Query], ranked: list[tuple[list[str], list[float]]]) -> dict[str, Any]:
+    """How well the confidence matches val's outcomes (val only stopped LightGBM early)."""
+    confidences = [ranker.confidence(scores) for _, scores in ranked]
+    correct = [ranking[0] == query.answer for query, (ranking, _) in zip(val, ranked)]
+    return {"ece": expected_calibration_error(confidences, correct), "mean_confidence": float(np.mean(confidences)),
+            "hits@1": float(np.mean(correct)), "rows": len(val)}

@@ -1,0 +1,184 @@
+"""Transfer: how the learned ranker does on vocabularies it never saw, beside seed and cosine.
+
+    .venv/bin/python bench/transfer.py                         # models/default + two retrainings
+    .venv/bin/python bench/transfer.py --model models/exp-x    # another Bliss-trained model
+    .venv/bin/python bench/transfer.py --work /tmp/transfer    # where split files and models go
+
+One table, five settings, each with seed, cosine (base encoder, joined text), fine-tuned cosine
+(joined text through the learned model's own fine-tuned encoder) and the learned model; score,
+Hits@10, Hits@1, MRR:
+
+- bliss val: the bundled val set ranked by `--model` (trained on Bliss train; val also stopped
+  its LightGBM early, so its figures are slightly optimistic);
+- bliss val, held-out pictograms: a seeded tenth of the pictograms used in train is held out;
+  a model is trained (`pictorank train`'s procedure, fine-tuning included) on the train puzzles
+  that use none of them, stopped early on the val puzzles that use none of them, and ranks the
+  val puzzles that use at least one (descriptions it never saw, in a familiar vocabulary);
+- elco dev, zero-shot: data/elco/elco_dev.csv (emoji names -> adjective-noun phrases) ranked by
+  `--model`, which never saw it;
+- elco, trained in-domain: the ELCo dev half split by answer phrase (60/20/20 %, seeded) into
+  train/val/test files, `pictorank train` run on train/val, the test split ranked: the method,
+  not the Bliss model, on a new vocabulary with a small training set;
+- emoji, emoji names (zero-shot): the hand-written sets tests/data/emoji (44 puzzles, everyday
+  words) and tests/data/emoji_names (120 puzzles whose answers are names and phrases).
+
+Fine-tuned encoders are cached under $PICTORANK_CACHE_DIR/finetuned, so a second run retrains
+only LightGBM. Training logs go to stderr; the table to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+from pictorank.config import use_offline_environment
+from pictorank.encoder import Encoder
+from pictorank.evaluation import evaluate_rankings
+from pictorank.puzzles import Puzzle, load_hints, load_puzzles, to_queries
+from pictorank.ranker import CosineRanker, LearnedRanker, Ranker, SeedRanker, load_ranker
+from pictorank.train import TrainConfig, train_command
+
+use_offline_environment()
+
+ROOT = Path(__file__).resolve().parents[1]
+BLISS = ROOT / "data" / "bliss"
+ELCO = ROOT / "data" / "elco"
+EMOJI_SETS = {"emoji": ROOT / "tests" / "data" / "emoji", "emoji names": ROOT / "tests" / "data" / "emoji_names"}
+METRICS = ("score", "hits@10", "hits@1", "mrr")
+
+
+def held_out_pictograms(train: Sequence[Puzzle], fraction: float, seed: int) -> set[int]:
+    """A seeded `fraction` of the pictograms used in train."""
+    used = sorted({h for p in train for h in p.hints})
+    return set(random.Random(seed).sample(used, int(len(used) * fraction)))
+
+
+def split_by_answer(rows: list[dict[str, str]], shares: Sequence[float], seed: int) -> list[list[dict[str, str]]]:
+    """CSV rows split so that all rows of an answer land in one part (answers shuffled, seeded)."""
+    answers = sorted({r["answer"] for r in rows})
+    random.Random(seed).shuffle(answers)
+    bounds, total = [], 0.0
+    for share in shares[:-1]:
+        total += share
+        bounds.append(round(total * len(answers)))
+    part_of = {a: sum(i >= b for b in bounds) for i, a in enumerate(answers)}
+    parts: list[list[dict[str, str]]] = [[] for _ in shares]
+    for row in rows:
+        parts[part_of[row["answer"]]].append(row)
+    return parts
+
+
+def read_rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        return list(reader.fieldnames or []), list(reader)
+
+
+def write_rows(path: Path, fields: Sequence[str], rows: Sequence[dict[str, str]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(fields))
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def methods(model: LearnedRanker, encoder: Encoder) -> dict[str, Ranker]:
+    """The four rankers compared in every setting (fine-tuned cosine reads the model's encoder)."""
+    rankers: dict[str, Ranker] = {"seed": SeedRanker(encoder), "cosine": CosineRanker(encoder)}
+    if model.extractor.finetuned_encoder is not None:
+        rankers["fine-tuned cosine"] = CosineRanker(model.extractor.finetuned_encoder)
+    rankers["learned"] = model
+    return rankers
+
+
+def measure(puzzles: Sequence[Puzzle], vocab, model: LearnedRanker, encoder: Encoder) -> dict[str, dict[str, float]]:
+    queries = to_queries(puzzles, vocab)
+    return {name: evaluate_rankings(puzzles, r.rank(queries))["overall"] for name, r in methods(model, encoder).items()}
+
+
+def train(out: Path, train_csv: Path, val_csv: Path, hints: Path, encoder: Encoder, log) -> LearnedRanker:
+    """`pictorank train`'s procedure (train_command) into `out`, then the model loaded from there."""
+    started = time.perf_counter()
+    train_command(train_csv, val_csv, hints, out, TrainConfig(), encoder, log, force=True)
+    log(f"trained {out} in {time.perf_counter() - started:.0f} s")
+    ranker = load_ranker(out, encoder=encoder)
+    assert isinstance(ranker, LearnedRanker)
+    return ranker
+
+
+def table(results: dict[str, dict[str, dict[str, float]]]) -> str:
+    header = f"{'setting':<34} {'method':<18} {'rows':>5} " + " ".join(f"{m:>8}" for m in METRICS)
+    lines = [header, "-" * len(header)]
+    for setting, by_method in results.items():
+        for method, m in by_method.items():
+            lines.append(f"{setting:<34} {method:<18} {int(m['rows']):>5} " + " ".join(f"{m[k]:>8.4f}" for k in METRICS))
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", type=Path, default=ROOT / "models" / "default", help="a model trained on Bliss")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/pictorank-transfer"), help="split files and retrained models")
+    parser.add_argument("--holdout-fraction", type=float, default=0.1)
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--skip-retraining", action="store_true", help="only the settings that use --model")
+    args = parser.parse_args(argv)
+    log = lambda message: print(message, file=sys.stderr)  # noqa: E731
+    cache = Path(os.environ.get("PICTORANK_CACHE_DIR", ROOT / ".cache" / "embeddings"))
+    encoder = Encoder(cache_dir=cache)
+    results: dict[str, dict[str, dict[str, float]]] = {}
+
+    model = load_ranker(args.model, encoder=encoder)
+    if not isinstance(model, LearnedRanker):
+        parser.error(f"{args.model} is not a learned model")
+    bliss_vocab = load_hints(BLISS / "hint_descriptions.csv")
+    val = load_puzzles(BLISS / "val.csv", bliss_vocab)
+    results["bliss val"] = measure(val, bliss_vocab, model, encoder)
+
+    if not args.skip_retraining:
+        fields, train_rows = read_rows(BLISS / "train.csv")
+        _, val_rows = read_rows(BLISS / "val.csv")
+        train_p = load_puzzles(BLISS / "train.csv", bliss_vocab)
+        held = held_out_pictograms(train_p, args.holdout_fraction, args.seed)
+        uses = lambda row: bool(held & {int(h) for h in row["hints"].split("|")})  # noqa: E731
+        work = args.work / "bliss-heldout"
+        keep_train = write_rows(work / "train.csv", fields, [r for r in train_rows if not uses(r)])
+        keep_val = write_rows(work / "val.csv", fields, [r for r in val_rows if not uses(r)])
+        out_val = write_rows(work / "test.csv", fields, [r for r in val_rows if uses(r)])
+        log(f"held-out pictograms: {len(held)}; train {sum(not uses(r) for r in train_rows)} rows, "
+            f"early stopping {sum(not uses(r) for r in val_rows)}, measured on {sum(uses(r) for r in val_rows)}")
+        heldout = train(work / "model", keep_train, keep_val, BLISS / "hint_descriptions.csv", encoder, log)
+        results["bliss val, held-out pictograms"] = measure(load_puzzles(out_val, bliss_vocab), bliss_vocab, heldout, encoder)
+
+    elco_vocab = load_hints(ELCO / "hint_descriptions.csv")
+    results["elco dev, zero-shot"] = measure(load_puzzles(ELCO / "elco_dev.csv", elco_vocab), elco_vocab, model, encoder)
+
+    if not args.skip_retraining:
+        fields, rows = read_rows(ELCO / "elco_dev.csv")
+        work = args.work / "elco"
+        parts = split_by_answer(rows, (0.6, 0.2, 0.2), args.seed)
+        paths = [write_rows(work / f"{name}.csv", fields, part) for name, part in zip(("train", "val", "test"), parts)]
+        log(f"elco split by answer: train {len(parts[0])}, val {len(parts[1])}, test {len(parts[2])} rows")
+        elco_model = train(work / "model", paths[0], paths[1], ELCO / "hint_descriptions.csv", encoder, log)
+        results["elco, trained in-domain (test)"] = measure(load_puzzles(paths[2], elco_vocab), elco_vocab, elco_model, encoder)
+
+    for name, folder in EMOJI_SETS.items():
+        vocab = load_hints(folder / "hint_descriptions.csv")
+        results[f"{name}, zero-shot"] = measure(load_puzzles(folder / "puzzles.csv", vocab), vocab, model, encoder)
+    for ranker_encoder in {id(e): e for e in [encoder, *model.encoders()]}.values():
+        ranker_encoder.flush()
+
+    print(f"model: {args.model}\n")
+    print(table(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

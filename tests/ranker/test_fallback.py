@@ -1,0 +1,89 @@
+"""The learned ranker's blend towards plain cosine for clues of an unseen vocabulary, and
+models trained before it (no fallback flag, 85 columns) still loading."""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from pictorank.errors import ModelError
+from pictorank.query import Query
+from pictorank.ranker import load_ranker
+from pictorank.ranker.fallback import blend_rows, blend_towards_cosine
+from pictorank.train import fit_ranker_from_tables
+
+
+def _z(x):
+    x = np.asarray(x, dtype=float)
+    return (x - x.mean()) / (x.std() + 1e-9)
+
+
+def test_a_clue_of_the_training_vocabulary_keeps_the_learned_scores():
+    learned = np.array([0.3, -1.2, 2.0])
+    np.testing.assert_array_equal(blend_towards_cosine(learned, np.array([0.9, 0.1, 0.2]), known=1.0), learned)
+
+
+def test_an_unseen_vocabulary_weighs_both_experts_equally():
+    learned, cosine = np.array([3.0, 1.0, 0.0]), np.array([0.1, 0.9, 0.5])
+    np.testing.assert_allclose(blend_towards_cosine(learned, cosine, known=0.0), _z(learned) + _z(cosine))
+    np.testing.assert_allclose(blend_towards_cosine(learned, cosine, known=0.75), _z(learned) + 0.25 * _z(cosine))
+    # cosine can overturn the learned order only when the clue is unfamiliar enough
+    assert np.argmax(blend_towards_cosine(learned, cosine, known=0.0)) != np.argmax(learned)
+
+
+def test_rows_are_blended_one_by_one_and_single_options_are_left_alone():
+    learned = [np.array([1.0, 0.0]), np.array([5.0]), np.array([0.0, 2.0, 1.0])]
+    cosine = np.array([0.0, 1.0, 0.3, 0.9, 0.1, 0.2])
+    known = np.array([0.0, 0.0, 0.0, 1.0, 1.0, 1.0])
+    out = blend_rows(learned, cosine, known)
+    np.testing.assert_allclose(out[0], _z([1.0, 0.0]) + _z([0.0, 1.0]))
+    np.testing.assert_array_equal(out[1], [5.0])
+    np.testing.assert_array_equal(out[2], learned[2])
+
+
+def test_the_ranker_blends_only_clues_train_never_saw(small_learned):
+    on, off = copy.copy(small_learned), copy.copy(small_learned)
+    on.fallback, off.fallback = True, False
+    bliss = Query(("animal", "water, sea, ocean"), ("seal", "hammer", "tulip"))  # descriptions of train
+    table = small_learned.extractor.transform([bliss])
+    if table["fam_hints_known"].iloc[0] == 1.0:
+        np.testing.assert_array_equal(on.score([bliss])[0], off.score([bliss])[0])
+    emoji = Query(("money-mouth face", "chart increasing"), ("big business", "dry land", "cozy room"))
+    table = small_learned.extractor.transform([emoji])
+    assert table["fam_hints_known"].iloc[0] == 0.0
+    expected = _z(off.score([emoji])[0]) + _z(table["base_cos_joined"].to_numpy())
+    np.testing.assert_allclose(on.score([emoji])[0], expected, rtol=1e-5, atol=1e-6)
+
+
+def test_the_flag_is_saved_and_checked(small_learned, tmp_path, encoder):
+    ranker = copy.copy(small_learned)
+    ranker.fallback = True
+    ranker.save(tmp_path / "m")
+    config = json.loads((tmp_path / "m" / "ranker.json").read_text())
+    assert config["params"]["fallback"] is True
+    assert load_ranker(tmp_path / "m", encoder=encoder).fallback is True
+    config["params"]["fallback"] = "yes"
+    (tmp_path / "m" / "ranker.json").write_text(json.dumps(config))
+    with pytest.raises(ModelError, match="fallback must be true or false"):
+        load_ranker(tmp_path / "m", encoder=encoder)
+
+
+def test_a_model_from_before_issue_10_still_loads_and_ranks_with_lightgbm_alone(small_tables, small_config, tmp_path, encoder):
+    """Its 85 columns are the first 85 of today's list and its ranker.json has no fallback flag."""
+    old = fit_ranker_from_tables(small_tables, replace(small_config, drop_groups=("hub_ft_", "fam_")), lambda m: None)
+    assert len(old.feature_names) == 85
+    old.fallback = True  # then dropped from ranker.json below, as an old model has no such field
+    old.save(tmp_path / "old")
+    path = tmp_path / "old" / "ranker.json"
+    config = json.loads(path.read_text())
+    del config["params"]["fallback"]
+    path.write_text(json.dumps(config))
+    loaded = load_ranker(tmp_path / "old", encoder=encoder)
+    assert loaded.fallback is False and loaded.feature_names == old.feature_names
+    query = Query(("money-mouth face", "chart increasing"), ("big business", "dry land", "cozy room"))
+    old.fallback = False
+    np.testing.assert_allclose(loaded.score([query])[0], old.score([query])[0], rtol=1e-6)

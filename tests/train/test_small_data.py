@@ -1,0 +1,147 @@
+"""Small training sets: the recipe scales down (fewer folds, smaller leaves) or training stops at
+once with a clear message; and the unfamiliar out-of-fold rows are built as documented.
+
+A word-hash stand-in encoder keeps these tests fast (no model loads, no fine-tuning).
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from typing import Any, Sequence
+
+import numpy as np
+import pytest
+
+from helpers import puzzle_row, write_hints, write_rows
+from pictorank.cli import main
+from pictorank.encoder import Encoder
+from pictorank.errors import UsageError
+from pictorank.query import Query
+from pictorank.train import TrainConfig, build_tables, fit_ranker_from_tables
+from pictorank.train.config import DEFAULT_GRID, MIN_ANSWERS
+from pictorank.train.oof import answer_folds, answer_kinds, check_trainable, unfamiliar_features
+
+QUIET = lambda message: None  # noqa: E731
+FAST = dict(finetune=False, n_estimators=30, early_stopping_rounds=10)
+
+
+class WordHashModel:
+    """A text's vector is the normalised sum of fixed random vectors of its words."""
+
+    def get_embedding_dimension(self) -> int:
+        return 16
+
+    def encode(self, texts: Sequence[str], **kwargs: Any) -> np.ndarray:
+        rows = []
+        for text in texts:
+            words = re.findall(r"[a-z0-9]+", text.lower()) or [""]
+            v = sum(np.random.default_rng(zlib.crc32(w.encode())).normal(size=16) for w in words)
+            rows.append(v / np.linalg.norm(v))
+        return np.stack(rows)
+
+
+@pytest.fixture
+def word_encoder() -> Encoder:
+    return Encoder(model=WordHashModel(), model_id="word-hash-small-data")
+
+
+THEMES = {  # answer -> a description that points at it, and a shared classifier
+    "sunflower": ("flower", "sun"), "water lily": ("flower", "water, sea"), "boat": ("vehicle", "water, sea"),
+    "car": ("vehicle", "road"), "night flower": ("flower", "night"), "truck": ("vehicle", "load"),
+    "rose": ("flower", "love"), "train": ("vehicle", "rail"),
+}
+
+
+def clues(n_answers: int, per_answer: int = 2) -> list[Query]:
+    """`per_answer` clues for each of the first `n_answers` answers, options from all answers."""
+    answers = list(THEMES)[:n_answers]
+    out = []
+    for i in range(per_answer):
+        for j, answer in enumerate(answers):
+            others = [a for a in THEMES if a != answer]
+            options = [answer, *others[i : i + 3]]
+            options = options[j % 4 :] + options[: j % 4]
+            out.append(Query(THEMES[answer], tuple(options), answer))
+    return out
+
+
+def test_a_bliss_sized_set_keeps_the_recipe():
+    config = TrainConfig()
+    sized, notes = config.sized_for(answers=1900, option_rows=31000)
+    assert sized == config and notes == []
+
+
+def test_a_small_set_gets_fewer_folds_and_smaller_leaves_and_says_so():
+    sized, notes = TrainConfig().sized_for(answers=2, option_rows=60)
+    assert (sized.folds, sized.cv_folds) == (2, 2)
+    assert all(g["min_child_samples"] == 3 for g in sized.grid)
+    assert [g["num_leaves"] for g in sized.grid] == [g["num_leaves"] for g in DEFAULT_GRID]
+    assert len(notes) == 3 and "2 out-of-fold folds instead of 3" in notes[0]
+
+
+def test_one_answer_cannot_be_trained_on():
+    with pytest.raises(UsageError, match=f"at least {MIN_ANSWERS} different answers .found 1"):
+        check_trainable(clues(1))
+    assert check_trainable(clues(3)) == 3
+
+
+def test_cli_train_names_the_train_file_when_it_has_one_answer(tmp_path, capsys):
+    hints = write_hints(tmp_path / "hints.csv")
+    rows = [puzzle_row(f"t{i}", answer="seal") for i in range(5)]
+    write_rows(tmp_path / "train.csv", rows)
+    write_rows(tmp_path / "val.csv", [puzzle_row("v1", answer="fish")])
+    args = ["train", "--train", str(tmp_path / "train.csv"), "--val", str(tmp_path / "val.csv"),
+            "--hints", str(hints), "--out", str(tmp_path / "m"), "--no-cache", "--quiet"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "train.csv" in err and "at least 2 different answers" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("n_answers", [2, 3, 8])
+def test_tiny_training_sets_train_and_rank(word_encoder, n_answers):
+    """Down to two answers: folds, CV folds and leaves shrink, and the ranker still ranks."""
+    train, val = clues(n_answers), clues(8, per_answer=1)
+    logged: list[str] = []
+    tables = build_tables(train, val, word_encoder, TrainConfig(**FAST), logged.append)
+    assert set(tables.folds.tolist()) <= set(range(min(3, n_answers)))
+    if n_answers < 3:
+        assert any("small training set" in line and "folds instead of 3" in line for line in logged)
+    ranker = fit_ranker_from_tables(tables, TrainConfig(**FAST), QUIET)
+    rankings = ranker.rank(val)
+    assert [sorted(r) for r in rankings] == [sorted(q.options) for q in val]
+
+
+def test_unfamiliar_rows_hold_out_the_answer_kind_and_redraw_options_from_it(word_encoder):
+    train = clues(8, per_answer=3)
+    config = TrainConfig(**FAST, answer_kinds=4)
+    kinds = answer_kinds(train, word_encoder, config.answer_kinds, config.seed)
+    folds = answer_folds(train, 3, config.seed)
+    fold_of = {q.answer: f for q, f in zip(train, folds)}
+    table, rows, row_folds, reused = unfamiliar_features(train, folds, word_encoder, config, QUIET)
+    assert reused == 0 and len(table) == sum(len(q.options) for q in rows)
+    for q, fold in zip(rows, row_folds):
+        group = kinds[q.answer] % config.unfamiliar_groups
+        assert q.answer in q.options
+        assert all(kinds[o] % config.unfamiliar_groups == group for o in q.options)  # options of the held kind
+        assert fold == fold_of[q.answer]  # CV keeps it with its original's answer
+    assert len(rows) == len(train)  # every clue once (no group here is too small to redraw options)
+    assert (table["fam_hints_known"] < 1).any()  # a share of the descriptions is forgotten
+
+
+def test_the_tables_mark_the_unfamiliar_rows_and_off_means_none(word_encoder):
+    train, val = clues(8, per_answer=2), clues(8, per_answer=1)
+    with_far = build_tables(train, val, word_encoder, TrainConfig(**FAST, answer_kinds=4), QUIET)
+    assert with_far.familiar.tolist() == [True] * len(train) + [False] * len(train)
+    assert len(with_far.X_train) == len(with_far.y_train) == with_far.sizes_train.sum()
+    without = build_tables(train, val, word_encoder, TrainConfig(**FAST, unfamiliar_groups=0), QUIET)
+    assert without.familiar.all() and len(without.sizes_train) == len(train)
+
+
+def test_training_on_a_small_set_is_deterministic(word_encoder):
+    train, val = clues(8, per_answer=2), clues(8, per_answer=1)
+    config = TrainConfig(**FAST, answer_kinds=4)
+    one = fit_ranker_from_tables(build_tables(train, val, word_encoder, config, QUIET), config, QUIET)
+    two = fit_ranker_from_tables(build_tables(train, val, word_encoder, config, QUIET), config, QUIET)
+    assert one.booster.model_to_string() == two.booster.model_to_string()
