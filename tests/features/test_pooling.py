@@ -7,6 +7,7 @@ import pytest
 
 from pictorank.features.pooling import expand_weights, fit_position_weights, learned_weights, pooled_cosines
 from pictorank.puzzles import to_queries
+from pictorank.query import Query
 
 
 def test_expand_weights_reuses_the_last_weight():
@@ -33,3 +34,14 @@ def test_position_weights_are_learned_per_clue_length(encoder, vocab, train_puzz
     assert set(learned) <= {2, 3, 4} and 2 in learned
     for bucket, weights in learned.items():
         assert len(weights) == bucket and max(weights) == 1.0 and min(weights) >= 0
+
+
+def test_position_weights_follow_the_informative_position(word_encoder):
+    """When only the second pictogram tells the options apart (the first is a classifier every
+    option shares a word with, and one decoy echoes it), the fit must weigh the second higher."""
+    queries = []
+    for i in range(12):
+        answer, decoy, other = f"blue{i} thing", "generic thing", f"red{i} thing"
+        queries.append(Query(("generic", f"blue{i}"), (decoy, answer, other), answer))
+    weights = fit_position_weights(queries, word_encoder, passes=2)[2]
+    assert weights[1] == 1.0 and weights[0] < weights[1]
