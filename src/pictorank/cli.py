@@ -20,8 +20,12 @@ from pictorank.encoder import Encoder
 from pictorank.errors import DataError, PictorankError, UsageError
 from pictorank.evaluation import evaluate_rankings, format_table
 from pictorank.evaluation.report import write_report
-from pictorank.puzzles import HintVocabulary, Puzzle, load_hints, load_puzzles
+from pictorank.puzzles import HintVocabulary, Puzzle, load_hints, load_puzzles, to_queries
 from pictorank.ranker import DEFAULT_METHOD, METHODS, Ranker, load_ranker, make_ranker, rank_puzzles
+from pictorank.suggest import MAX_CLUE_LENGTH, Suggester, fit_or_load
+from pictorank.suggest.rules import check_request
+from pictorank.suggest.suggester import WIN_BONUS
+from pictorank.suggest.evaluate import evaluate_suggestions, format_report, suggest_for_puzzles
 from pictorank.submission import MAX_ANSWERS, checked_output, validate_submission, write_submission
 from pictorank.train import TrainConfig, train_command
 
@@ -191,6 +195,95 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- suggest: the clue-giver (pictorank.suggest) ------------------------------------------------
+
+
+def _add_suggest_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--hints", required=True, help="hint_descriptions.csv (hintID,description)")
+    parser.add_argument(
+        "--train", help="puzzles CSV with answers whose clues teach how people clue (default: train.csv beside --hints)"
+    )
+    guesser = parser.add_mutually_exclusive_group()
+    guesser.add_argument("--guesser", choices=METHODS, default="seed",
+                         help="unlearned guesser the clue must win (default: seed, the task's baseline)")
+    guesser.add_argument("--model", help="a model directory made by `pictorank train`: its ranker is the guesser")
+    parser.add_argument("--max-length", type=int, default=4, help=f"most pictograms per clue, 1-{MAX_CLUE_LENGTH} (default 4)")
+    parser.add_argument("--win-bonus", type=float, default=WIN_BONUS,
+                        help=f"likeness (0-2) a clue gains by making the guesser pick the word (default {WIN_BONUS}; "
+                             "inf: every winning clue first)")
+    _add_cache_args(parser)
+
+
+def _train_path(args: argparse.Namespace) -> Path:
+    if args.train:
+        return Path(args.train)
+    beside = Path(args.hints).with_name("train.csv")
+    if not beside.is_file():
+        raise UsageError(f"no --train given and no {beside}: name the training puzzles with --train")
+    return beside
+
+
+def build_suggester(args: argparse.Namespace, vocab: HintVocabulary) -> tuple[Suggester, Encoder, Ranker]:
+    """The clue model (fitted on --train, or read from the cache), and the guesser it must convince."""
+    encoder = build_encoder(args)
+    guesser = load_ranker(args.model, encoder=encoder) if args.model else make_ranker(args.guesser, encoder=encoder)
+    train = load_puzzles(_train_path(args), vocab)
+    if any(p.answer is None for p in train):
+        raise DataError(_train_path(args), None, "answer", "the training puzzles need an answer column")
+    started = time.perf_counter()
+    model = fit_or_load(to_queries(train, vocab), list(vocab.descriptions.values()), encoder, _cache_dir(args))
+    if not args.quiet:
+        print(f"clue model ready in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    return Suggester(model, vocab, guesser, encoder, win_bonus=args.win_bonus), encoder, guesser
+
+
+def cmd_suggest(args: argparse.Namespace) -> int:
+    """Clues for one secret word."""
+    check_request(args.word, args.avoid, args.max_length, args.top)  # bad input fails before any fitting
+    vocab = load_hints(args.hints)
+    suggester, encoder, _ = build_suggester(args, vocab)
+    started = time.perf_counter()
+    suggestions = suggester.suggest(args.word, args.avoid, max_length=args.max_length, top=args.top)
+    seconds = time.perf_counter() - started
+    encoder.flush()
+    if args.json:
+        print(json.dumps({"word": args.word, "seconds": seconds, "suggestions": [s.to_dict() for s in suggestions]},
+                         indent=2, ensure_ascii=False))
+        return 0
+    for number, suggestion in enumerate(suggestions, 1):
+        known = ", a known train clue" if suggestion.known else ""
+        print(f"{number}. {' + '.join(p.description for p in suggestion.pictograms)}   "
+              f"(ids {' '.join(map(str, suggestion.hint_ids))}; guesser rank {suggestion.rank} of {suggestion.options}{known})")
+        for pictogram in suggestion.pictograms:
+            print(f"     {pictogram.id:>5} {pictogram.description}: {pictogram.reason}")
+    return 0
+
+
+def cmd_evaluate_suggest(args: argparse.Namespace) -> int:
+    """Suggest a clue for every answer of --input and compare it with the human clue."""
+    check_request("word", [], args.max_length, 1)
+    vocab, puzzles = _load_input(args, require_answers=True)
+    suggester, encoder, guesser = build_suggester(args, vocab)
+    done = (lambda n: None) if args.quiet else (lambda n: print(f"\rsuggested {n}/{len(puzzles)}", end="", file=sys.stderr))
+    suggestions, seconds = suggest_for_puzzles(suggester, puzzles, args.max_length, progress=done)
+    if not args.quiet:
+        print(file=sys.stderr)
+    judges: dict[str, Ranker] = {m: make_ranker(m, encoder=encoder) for m in METHODS}
+    if args.model:
+        judges["learned"] = guesser
+    result = evaluate_suggestions(puzzles, suggestions, vocab, judges)
+    for ranker in {id(j): j for j in judges.values()}.values():
+        for used in ranker.encoders():
+            used.flush()
+    result["seconds_per_word"] = {"p50": float(sorted(seconds)[len(seconds) // 2]), "mean": sum(seconds) / len(seconds)}
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        print(format_report(result))
+        print(f"\nseconds per word: p50 {result['seconds_per_word']['p50']:.3f}, mean {result['seconds_per_word']['mean']:.3f}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pictorank",
@@ -238,6 +331,23 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--submission", required=True, help="submission.csv to check")
     validate.add_argument("--input", required=True, help="the puzzles CSV it answers")
     validate.set_defaults(func=cmd_validate)
+
+    suggest = commands.add_parser("suggest", help="suggest pictogram clues for a secret word (the clue-giver)")
+    suggest.add_argument("--word", required=True, help="the secret word")
+    suggest.add_argument("--avoid", nargs="+", default=[], metavar="W",
+                         help="words the guesser must not confuse it with (default: the word's nearest train answers)")
+    suggest.add_argument("--top", type=int, default=5, help="how many clues to print (default 5)")
+    suggest.add_argument("--json", action="store_true", help="print the clues as JSON")
+    _add_suggest_args(suggest)
+    suggest.set_defaults(func=cmd_suggest)
+
+    evaluate_suggest = commands.add_parser(
+        "evaluate-suggest", help="suggest a clue for each answer of a file and compare with its human clue"
+    )
+    evaluate_suggest.add_argument("--input", required=True, help="puzzles CSV with an answer column (val)")
+    evaluate_suggest.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    _add_suggest_args(evaluate_suggest)
+    evaluate_suggest.set_defaults(func=cmd_evaluate_suggest)
 
     add_serve_parser(commands)
     return parser

@@ -1,0 +1,125 @@
+"""Clue-giver benchmark: baselines and pictorank's suggester side by side on val, and timings.
+
+    .venv/bin/python bench/suggest.py [--rows N] [--model DIR] [--bonus 0 0.5] [--timing-words 40]
+
+Rows of the table (every clue judged on the same val puzzles, the answer's other options as the
+words to avoid; val answers never occur in train):
+
+- human: the puzzle's own clue.
+- nearest-k: the k descriptions nearest the word (cosine), dropping any that shares a word with
+  it, in order of nearness (k = 2, 3).
+- suggest (bonus B): pictorank's suggester with the seed guesser (`--model`: also with the
+  learned ranker as guesser); bonus inf puts every clue the guesser gets right first, a finite
+  bonus trades guessability for likeness to human clues.
+
+Timing: `Suggester.suggest` for never-seen words (val answers) with 10 avoid words, one call at a
+time after a warm-up, wall clock; the clue model comes from the cache (fitted once if absent).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from pictorank.config import default_cache_dir, use_offline_environment
+from pictorank.encoder import Encoder
+from pictorank.puzzles import HintVocabulary, Puzzle, load_hints, load_puzzles, to_queries
+from pictorank.ranker import CosineRanker, Ranker, SeedRanker, load_ranker
+from pictorank.suggest import Suggester, fit_or_load
+from pictorank.suggest.evaluate import agreement, evaluate_suggestions, suggest_for_puzzles
+from pictorank.suggest.suggester import Pictogram, Suggestion
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "bliss"
+
+
+def nearest_descriptions(word: str, k: int, vocab: HintVocabulary, encoder: Encoder) -> Suggestion:
+    """The baseline: the k descriptions nearest the word that share no word with it."""
+    descriptions = list(dict.fromkeys(vocab.descriptions.values()))
+    ids = {d: min(i for i, e in vocab.descriptions.items() if e == d) for d in descriptions}
+    similarity = encoder.encode(descriptions) @ encoder.encode([word])[0]
+    words = set(re.findall(r"[a-z]+", word.lower()))
+    chosen = [d for d in (descriptions[i] for i in np.argsort(-similarity)) if not set(re.findall(r"[a-z]+", d.lower())) & words][:k]
+    return Suggestion(word, tuple(Pictogram(ids[d], d, "", "") for d in chosen), 0, 0, 0.0, 0.0)
+
+
+def human(puzzle: Puzzle, vocab: HintVocabulary) -> Suggestion:
+    return Suggestion(puzzle.answer or "", tuple(Pictogram(h, vocab.descriptions[h], "", "") for h in puzzle.hints), 0, 0, 0.0, 0.0)
+
+
+def row(name: str, result: dict, seconds: float | None = None) -> str:
+    a = result["agreement"]
+    cells = [f"{a['main_idea']:>6.3f}", f"{a['set_f1']:>6.3f}", f"{a['exact']:>6.3f}", f"{a['length']:>5.2f}"]
+    for guesser in ("seed", "cosine", "learned"):
+        if guesser in result["guessers"]:
+            m = result["guessers"][guesser]["suggested"]
+            cells.append(f"{m['hits@1']:>7.3f} {m['score']:>6.3f}")
+    timing = f"{seconds * 1000:>7.0f}" if seconds is not None else f"{'':>7}"
+    return f"{name:<28} " + " ".join(cells) + f" {timing}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, default=0, help="first N val rows only (0: all 563)")
+    parser.add_argument("--model", help="a learned model directory: judge with it, and also suggest with it as guesser")
+    parser.add_argument("--bonus", type=float, nargs="*", default=[0.0, 0.5], help="finite win bonuses to try")
+    parser.add_argument("--timing-words", type=int, default=40, help="never-seen words timed one by one")
+    args = parser.parse_args()
+    use_offline_environment()
+    vocab = load_hints(DATA / "hint_descriptions.csv")
+    train = load_puzzles(DATA / "train.csv", vocab)
+    val = load_puzzles(DATA / "val.csv", vocab)
+    val = val[: args.rows] if args.rows else val
+    encoder = Encoder(cache_dir=default_cache_dir())
+    started = time.perf_counter()
+    model = fit_or_load(to_queries(train, vocab), list(vocab.descriptions.values()), encoder, default_cache_dir())
+    print(f"clue model ready in {time.perf_counter() - started:.1f} s (from the cache when fitted before)", file=sys.stderr)
+    seed, cosine = SeedRanker(encoder), CosineRanker(encoder)
+    judges: dict[str, Ranker] = {"seed": seed, "cosine": cosine}
+    if args.model:
+        judges["learned"] = load_ranker(args.model, encoder=encoder)
+    header = f"{'clue':<28} {'main':>6} {'setF1':>6} {'exact':>6} {'len':>5}" + "".join(
+        f" {g + ' @1':>7} {'score':>6}" for g in judges) + f" {'p50 ms':>7}"
+    lines = [header, "-" * len(header)]
+
+    def judged(name: str, suggestions: list[Suggestion], seconds: float | None = None) -> None:
+        lines.append(row(name, evaluate_suggestions(val, suggestions, vocab, judges), seconds))
+        print(lines[-1], file=sys.stderr)
+
+    judged("human", [human(p, vocab) for p in val])
+    for k in (2, 3):
+        judged(f"nearest-{k}", [nearest_descriptions(p.answer or "", k, vocab, encoder) for p in val])
+    guessers = {"seed": seed, **({"learned": judges["learned"]} if args.model else {})}
+    for guesser_name, guesser in guessers.items():
+        for bonus in [math.inf, *args.bonus]:
+            suggester = Suggester(model, vocab, guesser, encoder, win_bonus=bonus)
+            suggestions, seconds = suggest_for_puzzles(suggester, val)
+            judged(f"suggest ({guesser_name}, bonus {bonus:g})", suggestions, float(np.median(seconds)))
+    encoder.flush()
+    print("\n".join(lines))
+    print(timing(model, vocab, encoder, val, args.timing_words))
+
+
+def timing(model, vocab: HintVocabulary, encoder: Encoder, val: list[Puzzle], count: int) -> str:
+    """p50/p90 of one suggest call for never-seen words (fresh encoder memory: nothing memoised)."""
+    fresh = Encoder(model=encoder.model, model_id=encoder.model_id)  # no disk cache: every string is new
+    suggester = Suggester(model, vocab, SeedRanker(fresh), fresh)
+    puzzles = [p for p in val if len(p.options) >= 11][:count]
+    suggester.suggest("warm-up word", ["a", "b"])
+    seconds = []
+    for puzzle in puzzles:
+        avoid = [o for o in puzzle.options if o != puzzle.answer][:10]
+        started = time.perf_counter()
+        suggester.suggest(puzzle.answer or "", avoid, top=5, use_known=False)
+        seconds.append(time.perf_counter() - started)
+    p50, p90 = np.percentile(seconds, [50, 90])
+    return f"suggest() for {len(seconds)} never-seen words with 10 avoid words: p50 {p50 * 1000:.0f} ms, p90 {p90 * 1000:.0f} ms"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,388 @@
+"""What the training clues teach a clue-giver: for a word, how likely each pictogram is to be its
+clue's main idea (first pictogram), a specifier (a later one), or either.
+
+Every pictogram of the vocabulary is described to the model by numbers that hold for any
+vocabulary (nothing depends on a particular hint id or word):
+
+    probe        log P(main idea | word): a logistic regression from the word's embedding to the
+                 main idea of its clue, fitted on train (which words share a classifier)
+    knn_first, knn_rest
+                 how often the pictogram is the main idea / a specifier in the clues of the
+                 train answers nearest the word (softmax-weighted by similarity)
+    cos_description, cos_synonym
+                 how near the word the description is (whole, or its best synonym)
+    head, modifier, parenthesis
+                 the pictogram names a part of the word (:mod:`pictorank.suggest.parts`)
+    log_first, log_rest
+                 how often train uses the pictogram as main idea / specifier at all
+    *_gap, *_rank
+                 each of the first five against the word's other pictograms: the distance to
+                 the best one, and log(1 + rank). A classifier that sees one pictogram at a time
+                 needs them to tell a clear winner from a close call (+2 points of main-idea
+                 accuracy on val).
+
+Three small LightGBM classifiers turn these into P(main idea), P(specifier) and P(in the clue).
+They learn from out-of-fold numbers: the probe and neighbour tables that describe a train word
+are fitted on the other folds, so the classifiers see words as new as the ones they will meet.
+Fitting the Bliss train takes 24 s on 2 idle cores (100-260 s while other jobs shared them; most
+of it the six probes), so `fit_or_load` keeps the result in the cache folder (loading: ~1 s).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
+
+from pictorank.artifacts import check_versions, library_versions, read_json, write_json
+from pictorank.encoder import Encoder, base_model_version
+from pictorank.errors import ModelError, NotFittedError
+from pictorank.query import Query
+from pictorank.suggest.parts import PartIndex
+from pictorank.suggest.rules import synonyms
+
+if TYPE_CHECKING:
+    import lightgbm as lgb
+    from sklearn.linear_model import LogisticRegression
+
+SIGNALS = ("probe", "knn_first", "knn_rest", "cos_description", "cos_synonym")
+FEATURES = (
+    *SIGNALS, "head", "modifier", "parenthesis", "log_first", "log_rest",
+    *(f"{name}_gap" for name in SIGNALS), *(f"{name}_rank" for name in SIGNALS),
+)
+TARGETS = ("first", "rest", "any")
+CONFIG_FILE, ARRAYS_FILE = "clue_model.json", "clue_model.npz"
+# Candidate pictograms per word that the classifiers score: the best few by each signal, plus
+# every part match. On val they hold 91% of human main ideas and 88% of all clue pictograms.
+POOL = {"probe": 30, "knn_first": 20, "knn_rest": 30, "cos_synonym": 20, "cos_description": 20}
+
+
+@dataclass(frozen=True)
+class Clue:
+    """One training clue, as indices into the model's descriptions (main idea first)."""
+
+    answer: str
+    pictograms: tuple[int, ...]
+
+
+@dataclass
+class PictogramScores:
+    """For one word: P(main idea), P(specifier) and P(in the clue) of the pooled pictograms
+    (all other pictograms get 0), plus the part matches for the explanations."""
+
+    first: np.ndarray
+    rest: np.ndarray
+    any: np.ndarray
+    pool: np.ndarray
+    parts: Any  # PartMatches
+    neighbours: list[int]  # train clues of the nearest answers, nearest first
+
+
+class Memory:
+    """The tables one set of train clues gives: neighbours, counts, and the main-idea probe."""
+
+    def __init__(self, clues: Sequence[Clue], vectors: np.ndarray, size: int, probe_c: float,
+                 neighbours: int, temperature: float) -> None:
+        self.clues = list(clues)
+        self.vectors = vectors
+        self.first = np.zeros((len(clues), size), np.float32)
+        self.rest = np.zeros((len(clues), size), np.float32)
+        for row, clue in enumerate(clues):
+            self.first[row, clue.pictograms[0]] = 1.0
+            self.rest[row, list(clue.pictograms[1:])] = 1.0
+        self.log_first = np.log1p(self.first.sum(0))
+        self.log_rest = np.log1p(self.rest.sum(0))
+        self.neighbours = neighbours
+        self.temperature = temperature
+        self.probe_c = probe_c
+        self.probe: "LogisticRegression | None" = None
+
+    def fit_probe(self) -> "Memory":
+        from sklearn.linear_model import LogisticRegression  # lazy: scikit-learn is slow to import
+
+        labels = np.array([clue.pictograms[0] for clue in self.clues])
+        self.probe = LogisticRegression(C=self.probe_c, max_iter=3000).fit(self.vectors, labels)
+        return self
+
+    def probe_log_probability(self, vectors: np.ndarray) -> np.ndarray:
+        """log P(main idea = each description | word); descriptions never a main idea get log(1e-6)."""
+        assert self.probe is not None
+        out = np.full((len(vectors), self.first.shape[1]), 1e-6)
+        out[:, self.probe.classes_] += self.probe.predict_proba(vectors)
+        return np.log(out)
+
+    def nearest(self, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The nearest train clues of each word and their softmax weights (sum 1 per word)."""
+        similarity = vectors @ self.vectors.T
+        k = min(self.neighbours, similarity.shape[1])
+        rows = np.argpartition(-similarity, k - 1, axis=1)[:, :k]
+        best = np.take_along_axis(similarity, rows, 1)
+        order = np.argsort(-best, axis=1)
+        rows, best = np.take_along_axis(rows, order, 1), np.take_along_axis(best, order, 1)
+        weights = np.exp((best - best[:, :1]) / self.temperature)
+        return rows, weights / weights.sum(1, keepdims=True)
+
+
+class ClueModel:
+    """Learns from train clues how people clue a word; scores every pictogram for a new word.
+
+    Parameters
+    ----------
+    encoder : the base encoder (words and descriptions are embedded with it).
+    folds : out-of-fold splits for the classifiers' training numbers.
+    neighbours, temperature : the nearest train answers that vote, and the softmax temperature
+        of their similarities (0.05: the vote is dominated by the few nearest).
+    probe_c : inverse L2 strength of the main-idea probe (10 was best of 1-100 on val).
+    trees, leaves : LightGBM size (200 trees of 7 leaves: larger ones overfit the 2,100 clues).
+    seed : the folds' and LightGBM's random seed.
+    """
+
+    def __init__(self, encoder: Encoder, folds: int = 5, neighbours: int = 50, temperature: float = 0.05,
+                 probe_c: float = 10.0, trees: int = 200, leaves: int = 7, seed: int = 13) -> None:
+        self.encoder = encoder
+        self.folds = folds
+        self.neighbours = neighbours
+        self.temperature = temperature
+        self.probe_c = probe_c
+        self.trees = trees
+        self.leaves = leaves
+        self.seed = seed
+
+    def get_params(self) -> dict[str, Any]:
+        return {"folds": self.folds, "neighbours": self.neighbours, "temperature": self.temperature,
+                "probe_c": self.probe_c, "trees": self.trees, "leaves": self.leaves, "seed": self.seed}
+
+    # -- fitting ------------------------------------------------------------------------------
+    def fit(self, queries: Sequence[Query], descriptions: Sequence[str]) -> "ClueModel":
+        """Learn from train `queries` (hints and answers); `descriptions` are every pictogram's."""
+        self._set_vocabulary(list(dict.fromkeys(descriptions)))
+        self.clues_ = self._clues(queries)
+        if len({c.answer for c in self.clues_}) < 2 * self.folds:
+            raise ModelError(f"too few training clues to learn from ({len(self.clues_)})")
+        self.clue_vectors_ = self.encoder.encode([c.answer for c in self.clues_])
+        self.mean_length_ = float(np.mean([len(c.pictograms) for c in self.clues_]))
+        table, labels = self._out_of_fold_table()
+        self.boosters_ = {target: self._fit_booster(table, labels[target]) for target in TARGETS}
+        self.memory_ = self._memory(range(len(self.clues_)))
+        return self
+
+    def _set_vocabulary(self, descriptions: list[str]) -> None:
+        self.descriptions_ = descriptions
+        self.index_ = {d: i for i, d in enumerate(descriptions)}
+        self.parts_ = PartIndex(descriptions)
+        owners = [(i, s) for i, d in enumerate(descriptions) for s in synonyms(d)]
+        self.synonym_owner_ = np.array([i for i, _ in owners])
+        self.description_vectors_ = self.encoder.encode(descriptions)
+        self.synonym_vectors_ = self.encoder.encode([s for _, s in owners])
+
+    def _clues(self, queries: Sequence[Query]) -> list[Clue]:
+        """Distinct (answer, clue) pairs of train; hints outside the vocabulary are an error."""
+        clues: dict[tuple[str, tuple[int, ...]], Clue] = {}
+        for query in queries:
+            if query.answer is None:
+                raise ModelError("training queries need answers")
+            unknown = [h for h in query.hints if h not in self.index_]
+            if unknown:
+                raise ModelError(f"training clue of {query.answer!r} uses descriptions not in the vocabulary: {unknown[:3]}")
+            pictograms = tuple(self.index_[h] for h in query.hints)
+            clues.setdefault((query.answer, pictograms), Clue(query.answer, pictograms))
+        return list(clues.values())
+
+    def _memory(self, rows: Sequence[int]) -> Memory:
+        rows = list(rows)
+        memory = Memory([self.clues_[r] for r in rows], self.clue_vectors_[rows], len(self.descriptions_),
+                        self.probe_c, self.neighbours, self.temperature)
+        return memory.fit_probe()
+
+    def _out_of_fold_table(self) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """Pooled feature rows of every train clue, each computed without its own fold."""
+        answers = sorted({c.answer for c in self.clues_})
+        fold_of = dict(zip(answers, np.random.default_rng(self.seed).permutation(len(answers)) % self.folds))
+        folds = np.array([fold_of[c.answer] for c in self.clues_])
+        tables, labels = [], {t: [] for t in TARGETS}
+        for fold in range(self.folds):
+            held = np.flatnonzero(folds == fold)
+            memory = self._memory(np.flatnonzero(folds != fold))
+            words = [self.clues_[r].answer for r in held]
+            features = self._features(memory, words, self.clue_vectors_[held])
+            for clue, table in zip([self.clues_[r] for r in held], features):
+                pool = self._pool(table, None)
+                tables.append(table[pool])
+                for target, label in _labels(clue, len(self.descriptions_)).items():
+                    labels[target].append(label[pool])
+        return np.concatenate(tables), {t: np.concatenate(v) for t, v in labels.items()}
+
+    def _fit_booster(self, table: np.ndarray, label: np.ndarray) -> "lgb.Booster":
+        import lightgbm as lgb  # lazy: see pictorank.ranker.learned
+
+        params = {"objective": "binary", "learning_rate": 0.05, "num_leaves": self.leaves, "min_data_in_leaf": 20,
+                  "bagging_fraction": 0.8, "bagging_freq": 1, "feature_fraction": 0.8, "seed": self.seed,
+                  "num_threads": 2, "verbose": -1, "deterministic": True}
+        data = lgb.Dataset(table, label=label, feature_name=list(FEATURES), free_raw_data=False)
+        return lgb.train(params, data, num_boost_round=self.trees)
+
+    # -- scoring ------------------------------------------------------------------------------
+    def _features(self, memory: Memory, words: Sequence[str], vectors: np.ndarray) -> np.ndarray:
+        """(words, descriptions, FEATURES) numbers of every pictogram for every word."""
+        rows, weights = memory.nearest(vectors)
+        knn_first = np.einsum("nk,nkm->nm", weights, memory.first[rows])
+        knn_rest = np.einsum("nk,nkm->nm", weights, memory.rest[rows])
+        cos_description = vectors @ self.description_vectors_.T
+        cos_synonym = self._best_synonym(vectors)
+        probe = memory.probe_log_probability(vectors)
+        size = len(self.descriptions_)
+        signals = np.stack([probe, knn_first, knn_rest, cos_description, cos_synonym], axis=2)
+        gaps = signals - signals.max(axis=1, keepdims=True)
+        ranks = np.log1p(np.argsort(np.argsort(-signals, axis=1, kind="stable"), axis=1, kind="stable"))
+        out = np.empty((len(words), size, len(FEATURES)), np.float32)
+        for i, word in enumerate(words):
+            parts = self.parts_.match(word)
+            counts = [parts.head, parts.modifier, parts.parenthesis, memory.log_first, memory.log_rest]
+            out[i] = np.concatenate([signals[i], np.stack(counts, axis=1), gaps[i], ranks[i]], axis=1)
+        return out
+
+    def _best_synonym(self, vectors: np.ndarray) -> np.ndarray:
+        """Cosine of each word to each description's nearest synonym."""
+        similarity = vectors @ self.synonym_vectors_.T
+        best = np.full((len(vectors), len(self.descriptions_)), -1.0, np.float32)
+        order = np.argsort(self.synonym_owner_, kind="stable")
+        starts = np.flatnonzero(np.r_[True, np.diff(self.synonym_owner_[order]) != 0])
+        best[:, self.synonym_owner_[order][starts]] = np.maximum.reduceat(similarity[:, order], starts, axis=1)
+        return best
+
+    @staticmethod
+    def _pool(table: np.ndarray, allowed: np.ndarray | None) -> np.ndarray:
+        """The candidate pictograms of one word: the best few by each signal, and part matches."""
+        column = {name: i for i, name in enumerate(FEATURES)}
+        scores = {name: table[:, column[name]] for name in POOL}
+        if allowed is not None:
+            scores = {name: np.where(allowed, s, -np.inf) for name, s in scores.items()}
+        chosen = [np.argsort(-s, kind="stable")[:k] for name, k in POOL.items() for s in [scores[name]]]
+        parts = np.flatnonzero(table[:, [column["head"], column["modifier"], column["parenthesis"]]].max(1) > 0)
+        pool = np.unique(np.concatenate(chosen + [parts]))
+        return pool if allowed is None else pool[allowed[pool]]
+
+    def score(self, word: str, vector: np.ndarray, allowed: np.ndarray | None = None) -> PictogramScores:
+        """P(main idea), P(specifier), P(in the clue) of each allowed pictogram for `word`."""
+        if not hasattr(self, "boosters_"):
+            raise NotFittedError("ClueModel is not fitted; call fit() or load()")
+        table = self._features(self.memory_, [word], vector[None, :])[0]
+        pool = self._pool(table, allowed)
+        size = len(self.descriptions_)
+        probabilities = {}
+        for target in TARGETS:
+            values = np.zeros(size)
+            if len(pool):
+                values[pool] = self.boosters_[target].predict(table[pool], num_threads=1)
+            probabilities[target] = values
+        rows, _ = self.memory_.nearest(vector[None, :])
+        parts = self.parts_.match(word)
+        return PictogramScores(probabilities["first"], probabilities["rest"], probabilities["any"], pool, parts,
+                               rows[0].tolist())
+
+    # -- persistence ----------------------------------------------------------------------------
+    def save(self, directory: str | os.PathLike, key: str = "") -> None:
+        """Write the fitted model (arrays, boosters, parameters, versions) to `directory`."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        probe = self.memory_.probe
+        np.savez(
+            directory / ARRAYS_FILE,
+            clue_vectors=self.clue_vectors_, description_vectors=self.description_vectors_,
+            synonym_vectors=self.synonym_vectors_, synonym_owner=self.synonym_owner_,
+            probe_coef=probe.coef_, probe_intercept=probe.intercept_, probe_classes=probe.classes_,
+        )
+        config = {
+            "params": self.get_params(), "key": key, "versions": library_versions(),
+            "base_model": base_model_version(), "descriptions": self.descriptions_,
+            "clues": [[c.answer, list(c.pictograms)] for c in self.clues_], "mean_length": self.mean_length_,
+            "boosters": {t: b.model_to_string() for t, b in self.boosters_.items()},
+        }
+        write_json(directory / CONFIG_FILE, config, indent=None)
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike, encoder: Encoder) -> "ClueModel":
+        """A model `save` wrote; ModelError if it is missing, damaged or made by other versions."""
+        import lightgbm as lgb
+        from sklearn.linear_model import LogisticRegression
+
+        directory = Path(directory)
+        try:
+            config = read_json(directory / CONFIG_FILE)
+            arrays = dict(np.load(directory / ARRAYS_FILE, allow_pickle=False))
+        except (OSError, ValueError, json.JSONDecodeError, KeyError) as exc:
+            raise ModelError(f"{directory}: not a readable clue model ({exc})") from None
+        if not isinstance(config, dict):
+            raise ModelError(f"{directory / CONFIG_FILE}: not a clue model")
+        check_versions(config.get("versions"), directory / CONFIG_FILE)
+        if config.get("base_model") != base_model_version():
+            raise ModelError(f"{directory}: made with encoder {config.get('base_model')!r}, installed is {base_model_version()!r}")
+        try:
+            model = cls(encoder, **config["params"])
+            model.descriptions_ = list(config["descriptions"])
+            model.index_ = {d: i for i, d in enumerate(model.descriptions_)}
+            model.parts_ = PartIndex(model.descriptions_)
+            model.description_vectors_ = arrays["description_vectors"]
+            model.synonym_vectors_ = arrays["synonym_vectors"]
+            model.synonym_owner_ = arrays["synonym_owner"]
+            model.clues_ = [Clue(answer, tuple(p)) for answer, p in config["clues"]]
+            model.clue_vectors_ = arrays["clue_vectors"]
+            model.mean_length_ = float(config["mean_length"])
+            model.boosters_ = {t: lgb.Booster(model_str=config["boosters"][t]) for t in TARGETS}
+            if any(b.feature_name() != list(FEATURES) for b in model.boosters_.values()):
+                raise ValueError("its classifiers read other features than this pictorank makes")
+            memory = Memory(model.clues_, model.clue_vectors_, len(model.descriptions_), model.probe_c,
+                            model.neighbours, model.temperature)
+            probe = LogisticRegression(C=model.probe_c)
+            probe.coef_, probe.intercept_ = arrays["probe_coef"], arrays["probe_intercept"]
+            probe.classes_ = arrays["probe_classes"]
+            memory.probe = probe
+            model.memory_ = memory
+        except (KeyError, TypeError, ValueError, lgb.basic.LightGBMError) as exc:
+            raise ModelError(f"{directory}: damaged clue model ({type(exc).__name__}: {exc})") from None
+        return model
+
+
+def fitted_key(model: ClueModel, queries: Sequence[Query], descriptions: Sequence[str]) -> str:
+    """A digest of everything a fit depends on: same key, same fitted model."""
+    clues = sorted({(q.answer or "", q.hints) for q in queries})
+    blob = json.dumps([model.get_params(), list(dict.fromkeys(descriptions)), clues, base_model_version(),
+                       library_versions()], ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def fit_or_load(queries: Sequence[Query], descriptions: Sequence[str], encoder: Encoder,
+                cache_dir: str | os.PathLike | None, **params: Any) -> ClueModel:
+    """A ClueModel fitted on `queries`, read from `cache_dir` when an identical fit was saved there.
+
+    Fitting takes about a minute; a command that suggests one clue should not pay it every time.
+    """
+    model = ClueModel(encoder, **params)
+    key = fitted_key(model, queries, descriptions)
+    folder = Path(cache_dir) / "suggest" / key[:24] if cache_dir is not None else None
+    if folder is not None and (folder / CONFIG_FILE).is_file():
+        try:
+            loaded = ClueModel.load(folder, encoder)
+            if read_json(folder / CONFIG_FILE).get("key") == key:
+                return loaded
+        except ModelError:
+            pass  # a damaged cache is only lost time: fit again and overwrite it
+    model.fit(queries, descriptions)
+    if folder is not None:
+        try:
+            model.save(folder, key)
+        except OSError:
+            pass  # an unwritable cache only costs the next run a fit
+    return model
+
+
+def _labels(clue: Clue, size: int) -> dict[str, np.ndarray]:
+    first, rest = np.zeros(size), np.zeros(size)
+    first[clue.pictograms[0]] = 1.0
+    rest[list(clue.pictograms[1:])] = 1.0
+    return {"first": first, "rest": rest, "any": np.maximum(first, rest)}

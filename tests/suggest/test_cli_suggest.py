@@ -1,0 +1,75 @@
+"""`pictorank suggest` and `evaluate-suggest`: one-line errors with exit 2, and small real runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pictorank import encoder as encoder_module
+from pictorank.cli import main
+
+# A slice of train has classes seen once: scikit-learn warns, harmlessly, that y looks continuous.
+pytestmark = pytest.mark.filterwarnings("ignore:The number of unique classes:UserWarning")
+
+
+@pytest.fixture
+def no_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse() -> None:
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr(encoder_module, "load_base_model", refuse)
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--word", " "], "blank"),
+        (["--word", "sun|flower"], "contains '|'"),
+        (["--word", "x" * 101], "characters long"),
+        (["--word", "cat", "--avoid", *[f"w{i}" for i in range(101)]], "at most 100"),
+        (["--word", "cat", "--max-length", "9"], "max_length"),
+        (["--word", "cat", "--model", "no/such/dir"], "not a pictorank model directory"),
+        (["--word", "cat", "--train", "no/such.csv"], "cannot read file"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    extra: list[str], message: str, data_dir: Path, no_model: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["suggest", "--hints", str(data_dir / "hint_descriptions.csv"), "--cache-dir", str(tmp_path), *extra])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith("pictorank: error:") and message in err[0]
+
+
+def test_no_train_beside_the_hints_is_a_usage_error(tmp_path: Path, data_dir: Path, no_model: None,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    hints = tmp_path / "hints.csv"
+    hints.write_text((data_dir / "hint_descriptions.csv").read_text(encoding="utf-8"), encoding="utf-8")
+    assert main(["suggest", "--word", "cat", "--hints", str(hints), "--no-cache"]) == 2
+    assert "--train" in capsys.readouterr().err
+
+
+def _slice(source: Path, path: Path, rows: int) -> Path:
+    lines = source.read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text("".join(lines[: rows + 1]), encoding="utf-8")
+    return path
+
+
+def test_suggest_and_evaluate_run_end_to_end(
+    monkeypatch: pytest.MonkeyPatch, base_model: object, data_dir: Path, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setattr(encoder_module, "load_base_model", lambda: base_model)
+    train = _slice(data_dir / "train.csv", tmp_path / "train.csv", 200)
+    common = ["--hints", str(data_dir / "hint_descriptions.csv"), "--train", str(train), "--cache-dir",
+              str(tmp_path / "cache"), "--quiet"]
+    assert main(["suggest", "--word", "sunflower", "--avoid", "rose", "tulip", "--top", "2", "--json", *common]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert 1 <= len(payload["suggestions"]) <= 2
+    first = payload["suggestions"][0]
+    assert first["options"] == 3 and all({"id", "description", "role", "reason"} <= set(p) for p in first["pictograms"])
+    val = _slice(data_dir / "val.csv", tmp_path / "val.csv", 4)
+    assert main(["evaluate-suggest", "--input", str(val), "--guesser", "cosine", *common]) == 0
+    out = capsys.readouterr().out
+    assert "main idea" in out and "seed" in out and "cosine" in out

@@ -1,0 +1,75 @@
+"""The clue-giver's game rule and input checks: no pictogram names the word, none repeats, and
+every bad request is refused with a clear UsageError (fast: no model)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pictorank.errors import UsageError
+from pictorank.suggest.parts import PartIndex
+from pictorank.suggest.rules import MAX_AVOID, MAX_WORD_LENGTH, check_request, is_valid_clue, names_word
+
+
+@pytest.mark.parametrize(
+    "description, word",
+    [("cat, feline (animal), felid", "cats"), ("cat, feline (animal), felid", "Cat"), ("box", "boxes"),
+     ("baby, infant", "babies"), ("knife, sword", "knives"), ("man, male", "men"), ("goal", "goal"),
+     ("vegetable (above ground)", "vegetable(s)"), ("swim", "swimming")],
+)
+def test_a_pictogram_naming_the_word_or_an_inflection_is_banned(description: str, word: str) -> None:
+    assert names_word(description, word)
+
+
+@pytest.mark.parametrize(
+    "description, word",
+    [("sun", "sunflower"), ("flower, bloom, blossom", "sunflower"), ("paper, card, page", "credit card"),
+     ("cat, feline (animal), felid", "kitten"), ("language", "Thai (language)")],
+)
+def test_parts_of_the_word_are_allowed(description: str, word: str) -> None:
+    assert not names_word(description, word)
+
+
+def test_a_clue_is_valid_only_without_naming_and_repeats() -> None:
+    assert is_valid_clue(["flower", "sun"], "sunflower")
+    assert not is_valid_clue(["sun", "sun"], "sunflower")
+    assert not is_valid_clue(["animal", "cat, feline (animal), felid"], "cats")
+
+
+def test_parts_name_head_modifier_and_sense() -> None:
+    descriptions = ["flower", "sun", "cylinder, can", "gas", "language", "card"]
+    index = PartIndex(descriptions)
+    sunflower = index.match("sunflower")
+    assert sunflower.head[0] == 1 and sunflower.modifier[1] == 1
+    cylinder = index.match("gas cylinders")
+    assert cylinder.head[2] == 1 and cylinder.modifier[3] == 1
+    assert index.match("Thai (language)").parenthesis[4] == 1
+    assert index.match("card").head[5] == 0  # the whole word is no part of itself
+
+
+@pytest.mark.parametrize(
+    "word, avoid, message",
+    [
+        ("", [], "blank"),
+        ("   ", [], "blank"),
+        ("x" * (MAX_WORD_LENGTH + 1), [], "characters long"),
+        ("sun|flower", [], "contains '|'"),
+        ("sunflower", ["rose", " "], "avoid word is blank"),
+        ("sunflower", ["a|b"], "contains '|'"),
+        ("sunflower", [f"w{i}" for i in range(MAX_AVOID + 1)], f"at most {MAX_AVOID}"),
+        ("sunflower", "rose", "list of words"),
+        (None, [], "must be text"),
+    ],
+)
+def test_bad_requests_are_refused_clearly(word: object, avoid: object, message: str) -> None:
+    with pytest.raises(UsageError, match=message.replace("|", r"\|")):
+        check_request(word, avoid, 4, 5)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("max_length, top", [(0, 5), (7, 5), (4, 0), (4, 21), (True, 5), (2.5, 5)])
+def test_lengths_and_counts_are_bounded(max_length: object, top: object) -> None:
+    with pytest.raises(UsageError, match="whole number"):
+        check_request("sunflower", [], max_length, top)  # type: ignore[arg-type]
+
+
+def test_a_good_request_is_cleaned() -> None:
+    assert check_request(" sunflower ", ["rose", "rose", "sunflower", "daisy"], 4, 5) == ("sunflower", ["rose", "daisy"])

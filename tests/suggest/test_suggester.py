@@ -1,0 +1,96 @@
+"""The clue model and the suggester on a small slice of train (slow: the real encoder)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pictorank.errors import ModelError, UsageError
+from pictorank.puzzles import to_queries
+from pictorank.ranker import SeedRanker
+from pictorank.suggest import ClueModel, Suggester, fit_or_load, is_valid_clue
+from pictorank.suggest.evaluate import agreement, evaluate_suggestions, suggest_for_puzzles
+
+SLICE = 300  # train rows: enough for 2 folds, fitted in seconds
+SMALL = {"folds": 2, "trees": 30}
+
+# A slice of train has classes seen once: scikit-learn warns, harmlessly, that y looks continuous.
+pytestmark = pytest.mark.filterwarnings("ignore:The number of unique classes:UserWarning")
+
+
+@pytest.fixture(scope="module")
+def clue_model(encoder, vocab, train_puzzles) -> ClueModel:
+    return ClueModel(encoder, **SMALL).fit(to_queries(train_puzzles[:SLICE], vocab), list(vocab.descriptions.values()))
+
+
+@pytest.fixture(scope="module")
+def suggester(clue_model, vocab, encoder) -> Suggester:
+    return Suggester(clue_model, vocab, SeedRanker(encoder), encoder)
+
+
+def test_suggestions_follow_the_rules(suggester: Suggester, vocab) -> None:
+    for word in ("cats", "sunflower", "credit card"):
+        suggestions = suggester.suggest(word, ["dog", "bird", "rose"], max_length=3, top=4)
+        assert 1 <= len(suggestions) <= 4
+        for suggestion in suggestions:
+            assert 2 <= len(suggestion.pictograms) <= 3
+            assert is_valid_clue(suggestion.descriptions, word)
+            assert suggestion.pictograms[0].role == "main idea" and suggestion.pictograms[0].reason
+            assert all(vocab.descriptions[p.id] == p.description for p in suggestion.pictograms)
+            assert 1 <= suggestion.rank <= 4 and suggestion.options == 4
+
+
+
+def test_an_infinite_win_bonus_puts_winners_first(clue_model, vocab, encoder) -> None:
+    strict = Suggester(clue_model, vocab, SeedRanker(encoder), encoder, win_bonus=math.inf)
+    suggestions = strict.suggest("sunflower", ["rose", "sun", "tulip"], top=8)
+    winners = [s for s in suggestions if s.margin > 0]
+    assert suggestions[: len(winners)] == winners
+    with pytest.raises(UsageError, match="win_bonus"):
+        Suggester(clue_model, vocab, SeedRanker(encoder), encoder, win_bonus=-1)
+
+
+def test_a_train_word_gets_its_clue_back_marked_known(suggester: Suggester, train_puzzles, vocab) -> None:
+    puzzle = next(p for p in train_puzzles[:SLICE] if len(set(p.hints)) == len(p.hints) and len(p.hints) <= 4)
+    first = suggester.suggest(puzzle.answer, top=2)[0]
+    assert first.known and first.descriptions == vocab.describe(puzzle.hints)
+    assert not any(s.known for s in suggester.suggest(puzzle.answer, top=3, use_known=False))
+
+
+def test_without_avoid_the_nearest_answers_stand_in(suggester: Suggester, encoder) -> None:
+    neighbours = suggester.hardest_neighbours("kitten", encoder.encode(["kitten"])[0], count=5)
+    assert len(neighbours) == 5 and "kitten" not in neighbours
+    assert suggester.suggest("kitten", top=1)[0].options == 1 + 10
+
+
+@pytest.mark.parametrize("word, avoid", [("", []), ("a|b", []), ("x" * 101, []), ("cat", ["w"] * 101)])
+def test_bad_input_is_refused(suggester: Suggester, word: str, avoid: list[str]) -> None:
+    with pytest.raises(UsageError):
+        suggester.suggest(word, avoid)
+
+
+def test_save_load_and_cache(clue_model: ClueModel, encoder, vocab, train_puzzles, tmp_path: Path) -> None:
+    clue_model.save(tmp_path / "model")
+    loaded = ClueModel.load(tmp_path / "model", encoder)
+    vector = encoder.encode(["kitten"])[0]
+    assert np.allclose(loaded.score("kitten", vector).any, clue_model.score("kitten", vector).any)
+    (tmp_path / "model" / "clue_model.json").write_text("{", encoding="utf-8")
+    with pytest.raises(ModelError):
+        ClueModel.load(tmp_path / "model", encoder)
+    queries = to_queries(train_puzzles[:SLICE], vocab)
+    first = fit_or_load(queries, list(vocab.descriptions.values()), encoder, tmp_path / "cache", **SMALL)
+    again = fit_or_load(queries, list(vocab.descriptions.values()), encoder, tmp_path / "cache", **SMALL)
+    assert again.descriptions_ == first.descriptions_ and len(list((tmp_path / "cache" / "suggest").iterdir())) == 1
+
+
+def test_evaluation_measures_agreement_and_guessability(suggester: Suggester, val_puzzles, vocab, encoder) -> None:
+    assert agreement(["a", "b"], ["a", "c", "d"]) == {"main_idea": 1.0, "set_f1": 0.4, "exact": 0.0, "length": 2.0}
+    puzzles = val_puzzles[:6]
+    suggestions, seconds = suggest_for_puzzles(suggester, puzzles, max_length=3)
+    result = evaluate_suggestions(puzzles, suggestions, vocab, {"seed": SeedRanker(encoder)})
+    assert result["agreement"]["rows"] == 6 and len(seconds) == 6
+    assert 0 <= result["agreement"]["set_f1"] <= 1
+    assert set(result["guessers"]["seed"]) == {"suggested", "human"}
