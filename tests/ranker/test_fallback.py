@@ -22,6 +22,12 @@ def _z(x):
     return (x - x.mean()) / (x.std() + 1e-9)
 
 
+def _blend(learned, cosine, weight):
+    """The z-score sum of the two experts, mapped back to the learned scores' mean and spread."""
+    learned = np.asarray(learned, dtype=float)
+    return learned.mean() + learned.std() * (_z(learned) + weight * _z(cosine))
+
+
 def test_a_clue_of_the_training_vocabulary_keeps_the_learned_scores():
     learned = np.array([0.3, -1.2, 2.0])
     np.testing.assert_array_equal(blend_towards_cosine(learned, np.array([0.9, 0.1, 0.2]), known=1.0), learned)
@@ -29,10 +35,20 @@ def test_a_clue_of_the_training_vocabulary_keeps_the_learned_scores():
 
 def test_an_unseen_vocabulary_weighs_both_experts_equally():
     learned, cosine = np.array([3.0, 1.0, 0.0]), np.array([0.1, 0.9, 0.5])
-    np.testing.assert_allclose(blend_towards_cosine(learned, cosine, known=0.0), _z(learned) + _z(cosine))
-    np.testing.assert_allclose(blend_towards_cosine(learned, cosine, known=0.75), _z(learned) + 0.25 * _z(cosine))
+    np.testing.assert_allclose(blend_towards_cosine(learned, cosine, known=0.0), _blend(learned, cosine, 1.0), atol=1e-8)
+    np.testing.assert_allclose(blend_towards_cosine(learned, cosine, known=0.75), _blend(learned, cosine, 0.25), atol=1e-8)
     # cosine can overturn the learned order only when the clue is unfamiliar enough
     assert np.argmax(blend_towards_cosine(learned, cosine, known=0.0)) != np.argmax(learned)
+
+
+def test_a_blended_row_keeps_the_learned_scores_units():
+    """The confidence calibration reads top score and margin in LightGBM's units: a blend where
+    both experts agree must not change them beyond what the cosine adds, and the mean stays."""
+    learned, cosine = np.array([2.0, 0.5, -1.0]), np.array([0.8, 0.3, 0.1])
+    out = blend_towards_cosine(learned, cosine, known=0.0)
+    assert out.mean() == pytest.approx(learned.mean())
+    assert np.array_equal(np.argsort(-out), np.argsort(-(_z(learned) + _z(cosine))))
+    assert out.std() == pytest.approx(learned.std() * (_z(learned) + _z(cosine)).std())
 
 
 def test_rows_are_blended_one_by_one_and_single_options_are_left_alone():
@@ -40,7 +56,7 @@ def test_rows_are_blended_one_by_one_and_single_options_are_left_alone():
     cosine = np.array([0.0, 1.0, 0.3, 0.9, 0.1, 0.2])
     known = np.array([0.0, 0.0, 0.0, 1.0, 1.0, 1.0])
     out = blend_rows(learned, cosine, known)
-    np.testing.assert_allclose(out[0], _z([1.0, 0.0]) + _z([0.0, 1.0]))
+    np.testing.assert_allclose(out[0], _blend([1.0, 0.0], [0.0, 1.0], 1.0), atol=1e-8)
     np.testing.assert_array_equal(out[1], [5.0])
     np.testing.assert_array_equal(out[2], learned[2])
 
@@ -55,7 +71,7 @@ def test_the_ranker_blends_only_clues_train_never_saw(small_learned):
     emoji = Query(("money-mouth face", "chart increasing"), ("big business", "dry land", "cozy room"))
     table = small_learned.extractor.transform([emoji])
     assert table["fam_hints_known"].iloc[0] == 0.0
-    expected = _z(off.score([emoji])[0]) + _z(table["base_cos_joined"].to_numpy())
+    expected = _blend(off.score([emoji])[0], table["base_cos_joined"].to_numpy(), 1.0)
     np.testing.assert_allclose(on.score([emoji])[0], expected, rtol=1e-5, atol=1e-6)
 
 
