@@ -23,11 +23,12 @@ from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from pictorank.api.clues import ClueGiver, build_clue_giver
 from pictorank.api.errors import http_error_handler, validation_error_handler
 from pictorank.api.game import GamePuzzles
 from pictorank.api.middleware import BodyLimits, HeadAsGet, Metrics, MetricsMiddleware, StrictJSON
 from pictorank.api.icons import IconStore
-from pictorank.api.routes import game, operations, ranking, rerank, vocabulary
+from pictorank.api.routes import game, operations, ranking, rerank, suggest, vocabulary
 from pictorank.api.service import RankingService, build_service
 from pictorank.api.settings import Settings
 
@@ -42,6 +43,7 @@ def _include_routers(app: FastAPI) -> None:
     app.include_router(ranking.router)
     app.include_router(vocabulary.router)
     app.include_router(rerank.router)  # /v1/rerank and /v2/rerank, for rerank API clients
+    app.include_router(suggest.router)  # /suggest: the clue-giver
     app.include_router(operations.router)
     app.include_router(game.router)  # the game page at / and its /puzzles endpoints
     app.mount("/static", StaticFiles(directory=game.STATIC_DIR), name="static")
@@ -49,18 +51,23 @@ def _include_routers(app: FastAPI) -> None:
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-    """Load the model and vocabulary once per worker process, then rank a test clue."""
+    """Load the model and vocabulary once per worker process, then rank a test clue; then the
+    clue-giver's model (read from the cache, or fitted once), so /suggest is ready with /rank."""
     if app.state.service is None:
         settings: Settings = app.state.settings
         app.state.service = await anyio.to_thread.run_sync(build_service, settings)
     service: RankingService = app.state.service
     if not service.ready:
         await anyio.to_thread.run_sync(service.self_test)
+    if app.state.clues is None:
+        app.state.clues = await anyio.to_thread.run_sync(build_clue_giver, app.state.settings, service)
     yield
 
 
-def create_app(settings: Settings | None = None, service: RankingService | None = None) -> FastAPI:
-    """The service's ASGI app. With `service` given nothing is loaded (it must be built already)."""
+def create_app(settings: Settings | None = None, service: RankingService | None = None,
+               clues: ClueGiver | None = None) -> FastAPI:
+    """The service's ASGI app. With `service` given nothing is loaded (it must be built already);
+    the clue-giver is built at start-up unless `clues` is given too."""
     settings = settings or Settings()
     # FastAPIOffline serves /docs and /redoc with the swagger-ui/redoc files bundled in the
     # fastapi-offline package instead of a CDN, so the docs work without internet.
@@ -74,6 +81,7 @@ def create_app(settings: Settings | None = None, service: RankingService | None 
     )
     app.state.settings = settings
     app.state.service = service
+    app.state.clues = clues
     # The game's puzzles are small and load in milliseconds, so they load here, not in the lifespan.
     app.state.game = GamePuzzles.load(Path(settings.game_puzzles), Path(settings.hints))
     app.state.icons = IconStore.load(settings.hint_icons, Path(settings.hints))  # 1,165 small files: ~50 ms

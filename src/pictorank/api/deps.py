@@ -11,6 +11,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from pictorank.api.clues import ClueGiver
 from pictorank.api.errors import api_error
 from pictorank.api.game import GamePuzzles
 from pictorank.api.icons import IconStore
@@ -46,6 +47,17 @@ def get_icons(request: Request) -> IconStore:
     return icons
 
 
+def get_clue_giver(request: Request) -> ClueGiver:
+    """The clue-giver built at start-up; 503 with the reason when it has no training puzzles, or
+    while the app is still starting."""
+    clues: ClueGiver | None = getattr(request.app.state, "clues", None)
+    if clues is None:
+        raise api_error(503, [], "the clue-giver is still loading", "loading")
+    if clues.error:
+        raise api_error(503, [], clues.error, "suggest_unavailable")
+    return clues
+
+
 def require_json(request: Request) -> None:
     """POST bodies are JSON; anything else is a 415 saying so, before any parsing."""
     content_type = request.headers.get("content-type", "")
@@ -58,3 +70,4 @@ ServiceDep = Annotated[RankingService, Depends(get_service)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 GameDep = Annotated[GamePuzzles, Depends(get_game)]
 IconsDep = Annotated[IconStore, Depends(get_icons)]
+ClueGiverDep = Annotated[ClueGiver, Depends(get_clue_giver)]

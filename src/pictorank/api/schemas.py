@@ -21,6 +21,7 @@ from pydantic import (
 )
 
 from pictorank.submission import MAX_ANSWERS
+from pictorank.suggest.rules import MAX_AVOID, MAX_CLUE_LENGTH, MAX_TOP
 
 MAX_HINTS = 20
 MAX_OPTIONS = 1000
@@ -359,3 +360,64 @@ class ErrorResponse(BaseModel):
     """Every 4xx carries this body (FastAPI's validation-error format)."""
 
     detail: list[ErrorItem]
+
+
+# -- POST /suggest: the clue-giver (pictorank.suggest) -------------------------------------------
+
+SUGGEST_EXAMPLE = {"word": "babysitter", "avoid": ["nurse", "teacher", "grandmother"], "max_length": 4, "top": 3}
+
+
+class SuggestRequest(BaseModel):
+    """A secret word, and the words a guesser must not take it for (a game's other options)."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [SUGGEST_EXAMPLE, {"word": "sunflower"}]})
+
+    word: OptionText = Field(description="the secret word (an option of the game: no '|')")
+    avoid: list[OptionText] = Field(
+        default_factory=list, max_length=MAX_AVOID,
+        description="words the guesser must not pick instead; empty: the word's nearest train answers stand in "
+        "(repeats, and the word itself, are dropped)",
+    )
+    max_length: StrictInt = Field(4, ge=1, le=MAX_CLUE_LENGTH, description="most pictograms per clue")
+    top: StrictInt = Field(5, ge=1, le=MAX_TOP, description="how many clues to return, best first")
+    use_known: StrictBool = Field(
+        True, description="a train answer may get its human clue back (marked `known`); false: always a new clue"
+    )
+
+
+class SuggestedPictogram(BaseModel):
+    id: int = Field(description="the pictogram's id (GET /hints)")
+    description: str
+    icon: str | None = Field(None, description="URL of the pictogram's SVG drawing; null when the vocabulary has none")
+    role: Literal["main idea", "specifier"] = Field(description="the first pictogram is the main idea")
+    reason: str = Field(description="what the pictogram contributes to the clue")
+
+
+class SuggestedClue(BaseModel):
+    pictograms: list[SuggestedPictogram] = Field(description="in clue order, main idea first")
+    rank: int = Field(description="the guesser's 1-based rank of the word among itself and `avoid` for this clue")
+    options: int = Field(description="how many words the guesser chose among (the word and `avoid`)")
+    margin: float = Field(description="the guesser's score of the word minus the best other word's (> 0: it wins)")
+    likeness: float = Field(description="how much the clue looks like a person's (0-2, higher is more alike)")
+    known: bool = Field(description="a train clue of this very word, given back as it was")
+
+
+class SuggestResponse(BaseModel):
+    """Clues for the word, best first."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "word": "babysitter", "avoid": ["nurse", "teacher", "grandmother"], "avoid_source": "request",
+        "guesser": "seed", "model": "cosine (pictorank 0.1.0, ...)",
+        "suggestions": [{"pictograms": [
+            {"id": 1, "description": "person, human", "icon": None, "role": "main idea", "reason": "..."},
+            {"id": 2, "description": "baby, infant", "icon": None, "role": "specifier", "reason": "..."}],
+            "rank": 1, "options": 4, "margin": 0.12, "likeness": 1.1, "known": False}]}]})
+
+    word: str
+    avoid: list[str] = Field(description="the words each clue was judged against")
+    avoid_source: Literal["request", "nearest train answers"] = Field(
+        description="`avoid` as sent, or the word's nearest train answers when the request gave none"
+    )
+    guesser: Literal["seed", "served"] = Field(description="who judged the clues: the seed baseline or the served ranker")
+    model: str = Field(description="the service's served model (`guesser` says whether it judged)")
+    suggestions: list[SuggestedClue]

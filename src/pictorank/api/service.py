@@ -131,6 +131,11 @@ class RankingService:
         self._lock = threading.Lock()
         self.ready = False
 
+    @property
+    def lock(self) -> threading.Lock:
+        """Held while the encoder and ranker work; other users of them (the clue-giver) take it too."""
+        return self._lock
+
     def unknown_hints(self, hint_ids: Sequence[int]) -> list[int]:
         return [h for h in hint_ids if h not in self.vocab]
 

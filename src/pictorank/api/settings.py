@@ -13,11 +13,14 @@ Examples::
     PICTORANK_HINT_ICONS=emoji_icons/      # its <hintID>.svg drawings (default: hint_icons/ beside the hints)
     PICTORANK_CORS_ORIGINS='["https://game.example"]'   # lists are JSON
     PICTORANK_CACHE_DIR=/var/cache/pictorank   # embedding cache, the same variable as the CLI's
+    PICTORANK_SUGGEST_TRAIN=train.csv      # the clues POST /suggest learns from (default <data_dir>/train.csv)
+    PICTORANK_SUGGEST_GUESSER=served       # /suggest's clues must convince the served ranker (default: seed)
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -65,6 +68,14 @@ class Settings(BaseSettings):
         "(otherwise `method`); default <repo>/models/default",
     )
     game_puzzles: Path | None = Field(None, description="puzzles with answers for the game page at /; default <data_dir>/val.csv")
+    suggest_train: Path | None = Field(
+        None, description="puzzles with answers whose clues teach POST /suggest how people clue; default "
+        "<data_dir>/train.csv; a missing file turns /suggest off (503), nothing else"
+    )
+    suggest_guesser: Literal["seed", "served"] = Field(
+        "seed", description="the guesser a suggested clue must convince: `seed` (the task's baseline, what the "
+        "clue-giver's figures are measured with) or `served` (the ranker /rank serves)"
+    )
     open_vocab_candidates: int = Field(100, ge=1, le=1000, description="words the faiss search passes to the ranker")
     cache_dir: Path = Field(
         default_factory=default_cache_dir,
@@ -113,4 +124,6 @@ class Settings(BaseSettings):
             self.vocabulary_files = [self.data_dir / f"{split}.csv" for split in ("train", "val", "test")]
         if self.game_puzzles is None:
             self.game_puzzles = self.data_dir / "val.csv"
+        if self.suggest_train is None:
+            self.suggest_train = self.data_dir / "train.csv"
         return self

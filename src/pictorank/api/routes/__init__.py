@@ -2,6 +2,7 @@
 
 - ranking:    POST /rank, POST /rank/batch
 - rerank:     POST /v1/rerank, /v2/rerank (the rerank API's shape, for its existing clients)
+- suggest:    POST /suggest (the clue-giver: pictograms for a secret word)
 - vocabulary: GET /hints, GET /hints/{id}/icon
 - operations: GET /health, /ready, /metrics
 - game:       the game page at /, its /static files, GET /puzzles/random, POST /puzzles/{id}/guess

@@ -1,0 +1,78 @@
+"""The clue-giver behind POST /suggest: a fitted ClueModel and the guesser its clues must convince,
+built once at start-up. No HTTP here; the route is `pictorank.api.routes.suggest`.
+
+The clue model learns from the service's training puzzles (`PICTORANK_SUGGEST_TRAIN`, by default
+the bundled train.csv). Fitting takes 24 s on 2 idle cores (minutes on a busy machine), so it is
+read from `<cache_dir>/suggest/` when the same fit was saved there (about 1 s); the first start-up
+on a machine pays the fit once. Without training puzzles the rest of the service works, and
+/suggest answers 503 with the reason (as the game page does without its puzzles).
+
+The guesser (`PICTORANK_SUGGEST_GUESSER`):
+
+- `seed` (default): the task's seed baseline over the service's base encoder. Every figure of the
+  clue-giver (bench/suggest.py) is measured with it; it is independent of our own models, so a
+  clue is not tuned to their quirks; and it is cheap (one sentence embedding per candidate clue).
+- `served`: the ranker the service serves (e.g. the learned model): clues chosen to win against
+  exactly the guesser that /rank and the game use; each candidate costs that ranker's features.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Sequence
+
+from pictorank.api.service import RankingService
+from pictorank.api.settings import Settings
+from pictorank.errors import PictorankError
+from pictorank.puzzles import load_puzzles, to_queries
+from pictorank.ranker import SeedRanker
+from pictorank.suggest import Suggester, Suggestion, fit_or_load
+
+log = logging.getLogger(__name__)
+GUESSERS = ("seed", "served")
+
+
+@dataclass
+class ClueGiver:
+    """The service's suggester, or the reason there is none (`error`)."""
+
+    suggester: Suggester | None = None
+    service: RankingService | None = None
+    guesser: str = "seed"
+    error: str | None = None
+
+    def suggest(self, word: str, avoid: Sequence[str], max_length: int, top: int,
+                use_known: bool) -> tuple[list[str], bool, list[Suggestion]]:
+        """The avoid words judged against (the request's, or the word's nearest train answers when
+        it gave none), whether they were the nearest answers, and the clues, best first."""
+        assert self.suggester is not None and self.service is not None
+        # The encoder's memo and torch are shared with /rank: one user at a time per process.
+        with self.service.lock:
+            neighbours = not avoid
+            if neighbours:
+                vector = self.service.encoder.encode([word])[0]
+                avoid = self.suggester.hardest_neighbours(word, vector)
+            suggestions = self.suggester.suggest(word, list(avoid), max_length=max_length, top=top,
+                                                 use_known=use_known)
+        return list(avoid), neighbours, suggestions
+
+
+def build_clue_giver(settings: Settings, service: RankingService) -> ClueGiver:
+    """Fit (or read from the cache) the clue model on the settings' training puzzles; never raises:
+    a problem becomes the `error` that /suggest answers with."""
+    train = settings.suggest_train
+    if train is None:
+        return ClueGiver(error="the clue-giver is off: no training puzzles (set PICTORANK_SUGGEST_TRAIN)")
+    try:
+        puzzles = load_puzzles(train, service.vocab)
+        if not puzzles or any(p.answer is None for p in puzzles):
+            raise PictorankError(f"{train}: the clue-giver needs puzzles with answers (a train file)")
+        model = fit_or_load(to_queries(puzzles, service.vocab), list(service.vocab.descriptions.values()),
+                            service.encoder, settings.cache_dir)
+    except (PictorankError, ValueError) as exc:  # ValueError: a fit the puzzles cannot support
+        log.warning("POST /suggest disabled: %s", exc)
+        return ClueGiver(error=f"the clue-giver has no training puzzles: {exc} (set PICTORANK_SUGGEST_TRAIN)")
+    guesser = service.ranker if settings.suggest_guesser == "served" else SeedRanker(service.encoder)
+    suggester = Suggester(model, service.vocab, guesser, service.encoder)
+    return ClueGiver(suggester, service, settings.suggest_guesser)

@@ -1,0 +1,167 @@
+"""POST /suggest over HTTP: the game rule holds, the answer carries what a front-end shows
+(pictograms with drawings, roles, reasons; the guesser's rank), and bad input is a 4xx with a JSON
+body naming the field, never a 500. Also: without training puzzles only /suggest is off (503).
+
+The clue model is the one the service builds at start-up (from the bundled train.csv, read from
+the cache dir when fitted before); the session's service and encoder are shared.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from pictorank.api.app import create_app
+from pictorank.api.clues import ClueGiver, build_clue_giver
+from pictorank.api.settings import Settings
+from pictorank.suggest import is_valid_clue
+
+JSON = {"content-type": "application/json"}
+
+
+@pytest.fixture(scope="module")
+def clue_giver(api_service) -> ClueGiver:
+    giver = build_clue_giver(Settings(), api_service)
+    assert giver.error is None, giver.error
+    return giver
+
+
+@pytest.fixture(scope="module")
+def client(api_service, clue_giver) -> Iterator[TestClient]:
+    """Returns 500s instead of raising them: a server error is a failed assertion, not a crash."""
+    with TestClient(create_app(Settings(), service=api_service, clues=clue_giver), raise_server_exceptions=False) as c:
+        yield c
+
+
+def _suggest(client: TestClient, **body) -> dict:
+    response = client.post("/suggest", json=body)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+@pytest.mark.parametrize("word, avoid", [("cats", ["dog", "bird", "rose"]), ("sunflower", ["rose", "tulip", "sun"]),
+                                         ("credit card", ["money", "bank"])])
+def test_clues_follow_the_game_rule(client: TestClient, api_service, word: str, avoid: list[str]) -> None:
+    body = _suggest(client, word=word, avoid=avoid, max_length=3, top=4, use_known=False)
+    assert body["word"] == word and body["avoid"] == avoid and body["avoid_source"] == "request"
+    assert body["guesser"] == "seed" and body["model"] == api_service.model_name
+    assert 1 <= len(body["suggestions"]) <= 4
+    for clue in body["suggestions"]:
+        descriptions = [p["description"] for p in clue["pictograms"]]
+        assert is_valid_clue(descriptions, word), descriptions  # none names the word, none repeats
+        assert 1 <= len(descriptions) <= 3
+        assert [p["role"] for p in clue["pictograms"]] == ["main idea"] + ["specifier"] * (len(descriptions) - 1)
+        for p in clue["pictograms"]:
+            assert api_service.vocab.descriptions[p["id"]] == p["description"] and p["reason"]
+            assert p["icon"].startswith(f"/hints/{p['id']}/icon")
+        assert clue["options"] == len(avoid) + 1 and 1 <= clue["rank"] <= clue["options"]
+        assert (clue["margin"] > 0) == (clue["rank"] == 1)
+        assert not clue["known"]
+
+
+def test_the_drawings_of_a_suggestion_load(client: TestClient) -> None:
+    clue = _suggest(client, word="sunflower", top=1)["suggestions"][0]
+    for p in clue["pictograms"]:
+        icon = client.get(p["icon"])
+        assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg+xml")
+
+
+def test_without_avoid_the_nearest_train_answers_stand_in(client: TestClient) -> None:
+    body = _suggest(client, word="  babysitter  ", top=2)
+    assert body["word"] == "babysitter" and body["avoid_source"] == "nearest train answers"
+    assert len(body["avoid"]) == 10 and "babysitter" not in body["avoid"]
+    assert body["suggestions"][0]["options"] == 11
+
+
+def test_repeated_avoid_words_and_the_word_itself_are_dropped(client: TestClient) -> None:
+    body = _suggest(client, word="sunflower", avoid=["rose", "rose", "sunflower", "tulip"], top=1)
+    assert body["suggestions"][0]["options"] == 3
+
+
+def test_a_train_answer_may_get_its_clue_back_marked_known(client: TestClient, train_puzzles, vocab) -> None:
+    puzzle = next(p for p in train_puzzles if len(set(p.hints)) == len(p.hints) == 2)
+    first = _suggest(client, word=puzzle.answer, top=2)["suggestions"][0]
+    assert first["known"]
+    assert [p["description"] for p in first["pictograms"]] == vocab.describe(puzzle.hints)
+    fresh = _suggest(client, word=puzzle.answer, top=3, use_known=False)
+    assert not any(clue["known"] for clue in fresh["suggestions"])
+
+
+@pytest.mark.parametrize("word", ["(", "'s", "1984", "ünïcödé straße", "猫", "x" * 100, "a-b_c.d", "🙂"])
+def test_odd_words_get_clues_not_500s(client: TestClient, word: str) -> None:
+    body = _suggest(client, word=word, avoid=["dog", "house"], top=2)
+    assert body["suggestions"], word
+
+
+@pytest.mark.parametrize(
+    "body, loc, words",
+    [
+        ({"word": ""}, ["body", "word"], "blank"),
+        ({"word": "   "}, ["body", "word"], "blank"),
+        ({"word": "x" * 101}, ["body", "word"], "at most 100"),
+        ({"word": "sun|flower"}, ["body", "word"], "'|'"),
+        ({"word": "cat", "avoid": ["dog", "bi|rd"]}, ["body", "avoid", 1], "'|'"),
+        ({"word": "cat", "avoid": ["dog", " "]}, ["body", "avoid", 1], "blank"),
+        ({"word": "cat", "avoid": [f"w{i}" for i in range(101)]}, ["body", "avoid"], "at most 100"),
+        ({"word": "cat", "avoid": "dog"}, ["body", "avoid"], "list"),
+        ({"word": 5}, ["body", "word"], "string"),
+        ({"word": None}, ["body", "word"], "string"),
+        ({"word": ["cat"]}, ["body", "word"], "string"),
+        ({"avoid": ["dog"]}, ["body", "word"], "required"),
+        ({"word": "cat", "avoid": [1, 2]}, ["body", "avoid", 0], "string"),
+        ({"word": "cat", "max_length": "4"}, ["body", "max_length"], "integer"),
+        ({"word": "cat", "max_length": 4.0}, ["body", "max_length"], "integer"),
+        ({"word": "cat", "max_length": True}, ["body", "max_length"], "integer"),
+        ({"word": "cat", "max_length": 0}, ["body", "max_length"], "greater than or equal to 1"),
+        ({"word": "cat", "max_length": 7}, ["body", "max_length"], "less than or equal to 6"),
+        ({"word": "cat", "top": 0}, ["body", "top"], "greater than or equal to 1"),
+        ({"word": "cat", "top": 21}, ["body", "top"], "less than or equal to 20"),
+        ({"word": "cat", "use_known": "yes"}, ["body", "use_known"], "boolean"),
+        ({"word": "cat", "guesser": "seed"}, ["body", "guesser"], "Extra inputs"),
+    ],
+)
+def test_bad_input_is_a_422_naming_the_field(client: TestClient, body: dict, loc: list, words: str) -> None:
+    response = client.post("/suggest", json=body)
+    assert response.status_code == 422, response.text
+    details = response.json()["detail"]
+    assert any(d["loc"] == loc and words in d["msg"] for d in details), details
+
+
+@pytest.mark.parametrize(
+    "content, headers, status",
+    [
+        (b"{", JSON, 422),  # not JSON
+        (b'["cat"]', JSON, 422),  # JSON, not an object
+        (b'{"word": NaN}', JSON, 422),
+        (b'{"word": "cat"}', {"content-type": "text/plain"}, 415),
+        (b'{"word": "\\ud800"}', JSON, 422),  # a lone surrogate
+    ],
+)
+def test_malformed_bodies_are_4xx_with_a_json_body(client: TestClient, content: bytes, headers: dict,
+                                                   status: int) -> None:
+    response = client.post("/suggest", content=content, headers=headers)
+    assert response.status_code == status, response.text
+    assert response.json()["detail"][0]["msg"]
+
+
+def test_without_training_puzzles_only_suggest_is_off(api_service, tmp_path: Path) -> None:
+    settings = Settings(suggest_train=tmp_path / "missing.csv")
+    with TestClient(create_app(settings, service=api_service), raise_server_exceptions=False) as client:
+        response = client.post("/suggest", json={"word": "cat"})
+        assert response.status_code == 503
+        [detail] = response.json()["detail"]
+        assert detail["type"] == "suggest_unavailable" and "PICTORANK_SUGGEST_TRAIN" in detail["msg"]
+        assert "missing.csv" in detail["msg"]
+        assert client.get("/ready").json()["status"] == "ok"
+        ranked = client.post("/rank", json={"hint_texts": ["flower", "sun"], "options": ["sunflower", "hammer"]})
+        assert ranked.status_code == 200
+
+
+def test_a_file_without_answers_turns_suggest_off_too(api_service) -> None:
+    from helpers import DATA
+
+    giver = build_clue_giver(Settings(suggest_train=DATA / "test.csv"), api_service)
+    assert giver.suggester is None and "answers" in (giver.error or "")
