@@ -341,3 +341,108 @@ def test_ask_mode_never_shows_a_stale_ranking(server, page):
     _shown_for(page, newest)
     body, result = _last_ranking(sent)
     assert body["hints"] == newest and _chart_words(page, "#ask-chart") == result["ranking"]
+
+
+# -- issue #14: pictorank gives the clue (Clue mode) and suggests one in Ask mode ------------------
+
+
+def _key_for(index: int) -> str:
+    """The number key that picks the option at `index` (1-9, then 0 for the tenth)."""
+    return str((index + 1) % 10)
+
+
+def _suggested_cards(page, panel: str, clue: dict) -> None:
+    """The clue on screen is the suggestion: same pictograms in order, drawings loaded, main idea first."""
+    cards = page.locator(f"{panel} .card")
+    expect(cards).to_have_count(len(clue["pictograms"]))
+    expect(cards.locator(".desc")).to_have_text([p["description"] for p in clue["pictograms"]])
+    ids = cards.evaluate_all("cards => cards.map(c => Number(c.dataset.hintId))")
+    assert ids == [p["id"] for p in clue["pictograms"]]
+    _images_load(page, f"{panel} .card img.pictogram", len(clue["pictograms"]))
+    expect(cards.first.locator(".badge")).to_have_text("main idea")
+
+
+def test_clue_mode_round(server, page):
+    page.goto(server + "/")
+    # pictorank draws a puzzle, takes one of its options as the secret word and clues it.
+    with page.expect_response("**/suggest") as suggested:
+        page.locator("#tab-give").click()
+    expect(page.locator("#panel-give")).to_be_visible()
+    sent, result = suggested.value.request.post_data_json, suggested.value.json()
+    word = sent["word"]
+    assert len(sent["avoid"]) == 9 and word not in sent["avoid"] and sent["use_known"] is False
+    assert result["word"] == word and result["avoid"] == sent["avoid"] and result["avoid_source"] == "request"
+    clue = result["suggestions"][0]
+    _suggested_cards(page, "#give-clue", clue)
+    options = page.locator("#give-options button")
+    expect(options).to_have_count(10)
+    shown = options.all_inner_texts()
+    assert sorted(shown) == sorted([word, *sent["avoid"]])
+    expect(page.locator("#give-verdict")).to_be_hidden()  # nothing tells the word before the guess
+    expect(page.locator("#give-why li")).to_have_count(0)
+    assert _fits_phone(page)
+    _screenshot(page, "game_clue.png")
+
+    # Keyboard: a wrong word's number key; the verdict names the word, the reasons show.
+    wrong = next(i for i, option in enumerate(shown) if option != word)
+    page.keyboard.press(_key_for(wrong))
+    verdict = page.locator("#give-verdict")
+    expect(verdict).to_contain_text(f'Wrong: you picked "{shown[wrong]}", the word is "{word}"')
+    expect(verdict).to_contain_text(f"of {clue['options']}")
+    expect(page.locator("#give-options button.answer")).to_have_text(word)
+    expect(page.locator("#give-options button:disabled")).to_have_count(10)
+    why = page.locator("#give-why li .summary")
+    expect(why).to_have_text([p["reason"] for p in clue["pictograms"]])
+    expect(page.locator("#give-next")).to_be_focused()
+    _screenshot(page, "game_clue_verdict.png")
+
+    # The player's own word: no rivals sent, pictorank's nearest known words stand in.
+    page.locator("#give-word").fill("babysitter")
+    with page.expect_response("**/suggest") as suggested:
+        page.locator("#give-word").press("Enter")
+    sent, result = suggested.value.request.post_data_json, suggested.value.json()
+    assert sent == {"word": "babysitter", "avoid": [], "top": 1, "use_known": True}
+    assert result["avoid_source"] == "nearest train answers" and len(result["avoid"]) == 10
+    _suggested_cards(page, "#give-clue", result["suggestions"][0])
+    expect(options).to_have_count(11)
+    page.locator("#give-options button", has_text="babysitter").click()
+    expect(page.locator("#give-verdict")).to_contain_text('Right! The word is "babysitter"')
+    page.set_viewport_size({"width": 1280, "height": 900})
+    _screenshot(page, "game_clue_own_word_desktop.png")
+
+
+def test_ask_mode_suggests_a_clue(server, page):
+    page.goto(server + "/")
+    with page.expect_response("**/hints"):
+        page.locator("#tab-ask").click()
+    sent = _rank_requests(page)
+    options = ["babysitter", "nurse", "teacher", "grandmother"]
+    page.locator("#ask-options").fill("\n".join(options))
+    page.locator("#ask-word").fill("babysitter")
+    with page.expect_response("**/suggest") as suggested:
+        page.locator("#ask-suggest").click()
+    body, result = suggested.value.request.post_data_json, suggested.value.json()
+    assert body["word"] == "babysitter" and body["avoid"] == options[1:]  # the other options are the rivals
+    best = result["suggestions"][0]
+    ids = [p["id"] for p in best["pictograms"]]
+    # The suggestion becomes the clue, and is ranked like any clue against the player's options.
+    _suggested_cards(page, "#ask-clue", best)
+    _shown_for(page, ids)
+    ranked_body, ranked = _last_ranking(sent)
+    assert ranked_body["hints"] == ids and ranked_body["options"] == options
+    assert _chart_words(page, "#ask-chart") == ranked["ranking"]
+    status = page.locator("#ask-suggest-status")
+    expect(status).to_contain_text(f"#{best['rank']} of {best['options']} words")
+    assert _fits_phone(page)
+    _screenshot(page, "game_ask_suggest.png")
+
+    # Bad words are refused with a readable message, and the clue stays as it was.
+    page.locator("#ask-word").fill("   ")
+    page.locator("#ask-suggest").click()
+    expect(status).to_have_text("Type a word first.")
+    page.locator("#ask-word").fill("sun|flower")
+    page.locator("#ask-word").press("Enter")
+    expect(status).to_have_class("status error")
+    expect(status).to_contain_text("Error 422")
+    expect(status).to_contain_text("'|'")
+    assert _clue_ids(page) == ids

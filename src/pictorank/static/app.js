@@ -1,6 +1,9 @@
 // pictorank game page: plain JavaScript, no framework, no network access beyond this service.
 // "Guess": a random puzzle from GET /puzzles/random, answered with POST /puzzles/{id}/guess.
-// "Ask": the player builds a clue from GET /hints and ranks it with POST /rank, live as it changes.
+// "Ask": the player builds a clue from GET /hints and ranks it with POST /rank, live as it changes;
+//        "Suggest a clue" fills the clue with pictorank's own for the player's word (POST /suggest).
+// "Clue": pictorank gives the clue (POST /suggest) for a secret word drawn from a game puzzle's
+//        options (GET /puzzles/random), or for the player's word; the player guesses the word.
 // Pictograms show their drawing (GET /hints/{id}/icon) when the vocabulary has one, else text only.
 "use strict";
 
@@ -147,7 +150,7 @@ function renderChart(container, ranking, scores, marks) {
 // Tabs (click, or arrow keys when a tab has focus).
 // ---------------------------------------------------------------------------------------------
 
-const tabs = [$("tab-guess"), $("tab-ask")];
+const tabs = [$("tab-guess"), $("tab-ask"), $("tab-give")];
 
 function selectTab(tab) {
   for (const t of tabs) {
@@ -157,6 +160,7 @@ function selectTab(tab) {
     $(t.getAttribute("aria-controls")).hidden = !selected;
   }
   if (tab.id === "tab-ask") ensureHints();
+  if (tab.id === "tab-give" && !secret) newSecret();
 }
 
 for (const tab of tabs) {
@@ -426,12 +430,188 @@ $("ask-excluded-reset").addEventListener("click", () => {
   excluded = [];
   rankClue();
 });
+$("ask-suggest-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  suggestForAsk();
+});
 $("ask-clear").addEventListener("click", () => {
   clue = [];
   excluded = [];
   renderClue();
   scheduleRank();
   setStatus($("ask-status"), "Clue cleared.");
+});
+
+function asHint(pictogram) {
+  // A suggested pictogram as the clue cards and /rank take it.
+  return { id: pictogram.id, description: pictogram.description, icon: pictogram.icon };
+}
+
+function clueText(suggestion) {
+  return suggestion.pictograms.map((p) => shortName(p.description)).join(" + ");
+}
+
+async function suggestForAsk() {
+  // pictorank's clue for the player's word replaces the clue, then ranks as any clue does; the
+  // player's options (other than the word) are the words the clue must not be taken for.
+  const word = $("ask-word").value.trim();
+  const status = $("ask-suggest-status");
+  if (!word) {
+    setStatus(status, "Type a word first.", true);
+    $("ask-word").focus();
+    return;
+  }
+  const avoid = $("ask-options").value.split("\n").map((o) => o.trim()).filter((o) => o && o !== word);
+  setStatus(status, `Finding a clue for "${word}"...`);
+  let result;
+  try {
+    result = await api("POST", "/suggest", { word, avoid: [...new Set(avoid)].slice(0, 100), top: 1 });
+  } catch (err) {
+    setStatus(status, err.message, true);
+    return;
+  }
+  const [best] = result.suggestions;
+  clue = best.pictograms.map(asHint);
+  excluded = [];
+  renderClue();
+  rankClue();
+  const known = best.known ? " (a person's clue from the training data)" : "";
+  setStatus(status, `pictorank's clue for "${result.word}": ${clueText(best)}${known}. ` +
+    `Its guesser puts "${result.word}" at #${best.rank} of ${best.options} words.`);
+  $("ask-suggest-status").dataset.word = result.word;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Clue mode: pictorank gives the clue, the player guesses
+// ---------------------------------------------------------------------------------------------
+
+let secret = null;       // {word, options, suggestion} of the current round; the page checks guesses
+let giveAnswered = false;
+let giveSeq = 0;         // number of the latest round asked for: older replies are stale
+const GIVE_SUBTASK = 2;  // puzzles with 10 options: the secret word and 9 words to tell it from
+
+function shuffled(items) {
+  const out = items.slice();
+  for (let i = out.length - 1; i > 0; i -= 1) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
+
+async function newSecret() {
+  // A game puzzle's options; one of them, at random, is the secret word and the rest its rivals.
+  const seq = ++giveSeq;
+  secret = { word: null };
+  resetGive("Drawing a secret word...");
+  let drawn;
+  try {
+    drawn = await api("GET", `/puzzles/random?subtask=${GIVE_SUBTASK}`);
+  } catch (err) {
+    if (seq === giveSeq) setStatus($("give-status"), err.message, true);
+    return;
+  }
+  if (seq !== giveSeq) return;
+  const word = drawn.options[Math.floor(Math.random() * drawn.options.length)];
+  await playGive(seq, word, drawn.options.filter((o) => o !== word), false);
+}
+
+async function clueOwnWord() {
+  const word = $("give-word").value.trim();
+  if (!word) {
+    setStatus($("give-status"), "Type a word first.", true);
+    $("give-word").focus();
+    return;
+  }
+  const seq = ++giveSeq;
+  secret = { word: null };
+  resetGive(`Finding a clue for "${word}"...`);
+  await playGive(seq, word, [], true);  // no rivals given: pictorank's nearest known words stand in
+}
+
+function resetGive(text) {
+  giveAnswered = false;
+  setStatus($("give-status"), text);
+  $("give-clue").replaceChildren();
+  $("give-options").replaceChildren();
+  $("give-options-title").hidden = true;
+  $("give-verdict").hidden = true;
+  $("give-explain").hidden = true;
+}
+
+async function playGive(seq, word, avoid, own) {
+  let result;
+  try {
+    result = await api("POST", "/suggest", { word, avoid, top: 1, use_known: own });
+  } catch (err) {
+    if (seq === giveSeq) setStatus($("give-status"), err.message, true);
+    return;
+  }
+  if (seq !== giveSeq) return;  // stale: a newer round was asked for
+  const [suggestion] = result.suggestions;
+  secret = { word: result.word, options: shuffled([result.word, ...result.avoid]), suggestion };
+  $("give-clue").replaceChildren(...suggestion.pictograms.map((p, i) => clueCard(asHint(p), i)));
+  $("give-options-title").hidden = false;
+  $("give-options").replaceChildren(...secret.options.map((option, i) => {
+    const button = el("button", { type: "button", textContent: option });
+    button.dataset.option = option;
+    if (i < 10) button.setAttribute("aria-keyshortcuts", String((i + 1) % 10));
+    button.addEventListener("click", () => guessSecret(option));
+    return button;
+  }));
+  const whose = own ? `your word (with ${result.avoid.length} words pictorank knows near it)` : "a secret word";
+  setStatus($("give-status"), `pictorank's clue for ${whose}: ${suggestion.pictograms.length} pictograms, ` +
+    `${secret.options.length} words. Which is it? (keys 1-9 and 0 pick the first ten)`);
+}
+
+function guessSecret(option) {
+  if (!secret || !secret.word || giveAnswered) return;
+  giveAnswered = true;
+  const { word, suggestion } = secret;
+  for (const b of $("give-options").querySelectorAll("button")) {
+    b.disabled = true;
+    if (b.dataset.option === word) b.classList.add("answer");
+    else if (b.dataset.option === option) b.classList.add("wrong");
+  }
+  const right = option === word;
+  const verdict = $("give-verdict");
+  verdict.className = `verdict ${right ? "right" : "wrong"}`;
+  verdict.textContent = right ? `Right! The word is "${word}".` : `Wrong: you picked "${option}", the word is "${word}".`;
+  const judged = suggestion.rank === 1 ? "first" : `at position ${suggestion.rank}`;
+  const known = suggestion.known ? " It is a person's clue from the training data." : "";
+  verdict.append(el("span", { className: "help",
+    textContent: ` With this clue pictorank's guesser puts "${word}" ${judged} of ${suggestion.options}.${known}` }));
+  verdict.hidden = false;
+  $("give-why").replaceChildren(...suggestion.pictograms.map((p) => {
+    const item = el("li", {}, [
+      el("span", { className: "word", textContent: shortName(p.description) }),
+      el("span", { className: "summary", textContent: p.reason }),
+    ]);
+    item.dataset.hintId = String(p.id);
+    return item;
+  }));
+  $("give-explain").hidden = false;
+  $("give-next").focus();
+}
+
+$("give-new").addEventListener("click", newSecret);
+$("give-next").addEventListener("click", newSecret);
+$("give-own").addEventListener("submit", (event) => {
+  event.preventDefault();
+  clueOwnWord();
+});
+
+document.addEventListener("keydown", (event) => {
+  // Number keys pick a word in Clue mode, unless the player is typing somewhere.
+  if ($("panel-give").hidden || !secret || !secret.word || giveAnswered) return;
+  if (event.ctrlKey || event.metaKey || event.altKey) return;
+  if (["INPUT", "TEXTAREA", "SELECT"].includes(document.activeElement.tagName)) return;
+  if (!/^[0-9]$/.test(event.key)) return;
+  const index = event.key === "0" ? 9 : Number(event.key) - 1;
+  if (index < secret.options.length) {
+    event.preventDefault();
+    guessSecret(secret.options[index]);
+  }
 });
 
 // ---------------------------------------------------------------------------------------------
