@@ -34,6 +34,22 @@ def max_cached_strings() -> int:
     return int(raw)
 
 
+ENCODER_RUNTIMES = ("onnx", "torch")
+
+
+def encoder_runtime() -> str:
+    """Which runtime a learned model's encoders run on: `PICTORANK_ENCODER_RUNTIME`.
+
+    `onnx` (default) uses the ONNX export a model directory holds (pictorank.onnx_encoder), when
+    it holds one; `torch` ignores the export and runs the sentence-transformers models, as
+    models trained before the export existed do (benches compare the two with it).
+    """
+    raw = (os.environ.get("PICTORANK_ENCODER_RUNTIME") or "onnx").strip()
+    if raw not in ENCODER_RUNTIMES:
+        raise SettingsError("PICTORANK_ENCODER_RUNTIME", f"must be one of {', '.join(ENCODER_RUNTIMES)}, not {raw[:40]!r}")
+    return raw
+
+
 def use_offline_environment() -> None:
     """Never let a library try a model hub: this machine and our users' have no internet.
 

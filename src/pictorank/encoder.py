@@ -137,6 +137,13 @@ class Encoder:
         while len(self._vectors) > self.max_cached:
             self._vectors.popitem(last=False)
 
+    def preload(self, texts: Sequence[str], vectors: np.ndarray) -> None:
+        """Remember vectors computed elsewhere by this same model (a model directory ships its
+        vocabulary's): they are used as if encoded here, and never re-encoded."""
+        if len(texts) != len(vectors):
+            raise ValueError(f"{len(texts)} texts for {len(vectors)} vectors")
+        self._remember(dict(zip(texts, np.asarray(vectors, dtype=np.float32))))
+
     def warm(self, texts: Iterable[str], show_progress: bool = False) -> None:
         """Encode every distinct string of `texts` now, in large batches, and save them to disk."""
         self.encode(list(dict.fromkeys(texts)), show_progress=show_progress)

@@ -28,12 +28,22 @@ def names(space: str) -> list[str]:
     ]
 
 
-def columns(space: str, encoder: Encoder, q: Query, position_weights: dict[int, list[float]]) -> dict[str, np.ndarray]:
-    """The cosine columns of `q`'s options measured with `encoder`, named ``<space>_*``."""
+def seed_names(space: str) -> list[str]:
+    """The columns read from the seed template's embedding: the costliest string of a clue (46
+    tokens on average against 16 for the joined text), which a model without them never encodes."""
+    return [f"{space}_cos_seed", *(f"{space}_{kind}_seed" for kind in ROW_STATS)]
+
+
+def columns(space: str, encoder: Encoder, q: Query, position_weights: dict[int, list[float]],
+            with_seed: bool = True) -> dict[str, np.ndarray]:
+    """The cosine columns of `q`'s options measured with `encoder`, named ``<space>_*``.
+
+    Without `with_seed` the seed template is not encoded and its columns (`seed_names`) are zeros.
+    """
     options = encoder.encode(list(q.options))
     hints = encoder.encode(list(q.hints))
     hint_cos = options @ hints.T  # options x hints
-    scores = _pooled_scores(encoder, q, options, hints, hint_cos, position_weights)
+    scores = _pooled_scores(encoder, q, options, hints, hint_cos, position_weights, with_seed)
     cols = {f"{space}_cos_{name}": s for name, s in scores.items()}
     cols.update({f"{space}_hint_{name}": values for name, values in _hint_stats(hint_cos).items()})
     for name in SCORE_COLUMNS:
@@ -43,15 +53,15 @@ def columns(space: str, encoder: Encoder, q: Query, position_weights: dict[int, 
 
 def _pooled_scores(
     encoder: Encoder, q: Query, options: np.ndarray, hints: np.ndarray, hint_cos: np.ndarray,
-    position_weights: dict[int, list[float]],
+    position_weights: dict[int, list[float]], with_seed: bool = True,
 ) -> dict[str, np.ndarray]:
-    """Each option's cosine to the clue under every pooling of SCORE_COLUMNS."""
+    """Each option's cosine to the clue under every pooling of SCORE_COLUMNS (seed: zeros without `with_seed`)."""
     gram = hints @ hints.T
     return {
         "joined": options @ encoder.encode([joined_text(q.hints)])[0],
         "mean": pooled_cosines(hint_cos, gram, np.ones(len(q.hints))),
         "learned": pooled_cosines(hint_cos, gram, learned_weights(position_weights, len(q.hints))),
-        "seed": options @ encoder.encode([seed_text(q.hints)])[0],
+        "seed": options @ encoder.encode([seed_text(q.hints)])[0] if with_seed else np.zeros(len(q.options)),
     }
 
 

@@ -130,12 +130,29 @@ class FeatureExtractor:
         self.reference_ = reference
         self.hubness_ = {space: HubnessMemo(reference, self.hub_k, space=space) for space in SPACES}
 
+    def prepare(self, options: Collection[str]) -> None:
+        """Encode `options` with both encoders and memoise their hubness (a server's vocabulary)."""
+        if self.hubness_ is None:
+            raise NotFittedError("FeatureExtractor is not fitted; call fit() or load() first")
+        distinct = sorted(set(options))
+        for space, encoder in self.encoders().items():
+            encoder.encode(distinct)
+            self.hubness_[space].warm(encoder, distinct)
+
     # -- transform ----------------------------------------------------------------------------
-    def transform(self, queries: Sequence[Query]) -> pd.DataFrame:
-        """One row per (query, option), in query order then option order."""
+    def transform(self, queries: Sequence[Query], needed: Collection[str] | None = None) -> pd.DataFrame:
+        """One row per (query, option), in query order then option order.
+
+        `needed`: the columns the caller reads (default all). When none of the seed template's
+        columns is among them, the template is never encoded (the clue's costliest string) and
+        those columns hold zeros.
+        """
         if self.reference_ is None or self.hubness_ is None:
             raise NotFittedError("FeatureExtractor is not fitted; call fit() or load() first")
-        texts = {s for q in queries for s in (*q.hints, *q.options, joined_text(q.hints), seed_text(q.hints))}
+        with_seed = needed is None or any(n in set(needed) for space in SPACES for n in cosine.seed_names(space))
+        texts = {s for q in queries for s in (*q.hints, *q.options, joined_text(q.hints))}
+        if with_seed:
+            texts |= {seed_text(q.hints) for q in queries}
         for encoder in self.encoders().values():
             encoder.encode(sorted(texts))
         # Features come from many small matrix products (a clue against the train reference):
@@ -144,17 +161,18 @@ class FeatureExtractor:
             options = {o for q in queries for o in q.options}
             for space, encoder in self.encoders().items():
                 self.hubness_[space].warm(encoder, options)
-            blocks = [self._query_block(q, self.reference_, self.hubness_) for q in queries]
+            blocks = [self._query_block(q, self.reference_, self.hubness_, with_seed) for q in queries]
         names = feature_names()
         matrix = np.vstack([np.column_stack([b[n] for n in names]) for b in blocks]) if blocks else np.zeros((0, len(names)))
         return pd.DataFrame(matrix.astype(np.float32), columns=names)
 
-    def _query_block(self, q: Query, reference: Reference, memos: dict[str, HubnessMemo]) -> dict[str, np.ndarray]:
+    def _query_block(self, q: Query, reference: Reference, memos: dict[str, HubnessMemo],
+                     with_seed: bool = True) -> dict[str, np.ndarray]:
         """Every group's columns of one query (one value per option)."""
         encoders = self.encoders()
         cols: dict[str, np.ndarray] = {}
         for space, encoder in encoders.items():
-            cols.update(cosine.columns(space, encoder, q, self.position_weights_))
+            cols.update(cosine.columns(space, encoder, q, self.position_weights_, with_seed))
         cols.update(lexical.columns(q))
         cols.update(query_size.columns(q))
         cols.update(associations.columns(q, encoders, reference, self.token_stats_, self.neighbours, self.min_pair_count))

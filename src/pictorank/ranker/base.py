@@ -74,6 +74,13 @@ class Ranker(ABC):
             results.append((ranking, scores, explanations))
         return results
 
+    def prepare(self, options: Sequence[str]) -> None:
+        """Compute now what ranking `options` will need (a server calls this at start-up with its
+        vocabulary, so a request over known words encodes only its clue): here, their embeddings
+        in every encoder of the ranker."""
+        for encoder in self.encoders():
+            encoder.encode(list(dict.fromkeys(options)))
+
     @abstractmethod
     def encoders(self) -> list[Encoder]:
         """The encoders this ranker reads embeddings from (a batch job flushes their disk caches)."""

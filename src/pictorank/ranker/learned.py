@@ -13,17 +13,23 @@ directory is refused with a ModelError instead of ranking with the wrong feature
     metadata.json      training files' hashes, parameters, seeds, val metrics, timings
     calibration.json   P(first option is the answer) from a ranking's scores (ranker.calibration);
                        absent in directories trained before it existed: confidence is then null
+    onnx/, vocabulary.npz
+                       both encoders exported to ONNX and the training vocabulary embedded by
+                       them (ranker.runtime); absent in directories trained before issue 11,
+                       which then run on PyTorch
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
+from pictorank.config import encoder_runtime
 from pictorank.artifacts import check_files, hash_files, inside, library_versions, read_json, replacing_dir, write_json
 from pictorank.encoder import Encoder, base_model_version, load_model_dir
 from pictorank.errors import ModelError
@@ -33,6 +39,7 @@ from pictorank.ranker.base import CONFIG_FILE, Ranker
 from pictorank.ranker.calibration import CALIBRATION_FILE, Calibrator
 from pictorank.ranker.fallback import COSINE_COLUMN, KNOWN_COLUMN, blend_rows
 from pictorank.ranker.explain import Explanation, hint_similarities, learned_explanation
+from pictorank.ranker.runtime import DEFAULT_QUANTIZATION, load_runtime_encoders, preload_vocabulary, write_runtime
 
 if TYPE_CHECKING:  # lightgbm pulls in scikit-learn and scipy (~0.9 s); seed and cosine never need it
     import lightgbm as lgb
@@ -61,6 +68,10 @@ class LearnedRanker(Ranker):
     fallback : blend each row's scores towards plain cosine by the share of the clue's
         descriptions train never saw (pictorank.ranker.fallback); False for models trained
         before it existed, which rank with LightGBM alone.
+    quantization : how `save` exports the encoders to ONNX ('int8' or 'fp32'; None: no export,
+        the saved model runs on PyTorch). See pictorank.ranker.runtime.
+    finetuned_id : the fine-tuned encoder's model id as saved (set when loading; by default the
+        extractor's fine-tuned Encoder's id).
     """
 
     method = "learned"
@@ -75,6 +86,8 @@ class LearnedRanker(Ranker):
         training: dict[str, Any] | None = None,
         calibrator: Calibrator | None = None,
         fallback: bool = False,
+        quantization: str | None = DEFAULT_QUANTIZATION,
+        finetuned_id: str | None = None,
     ) -> None:
         if list(booster.feature_name()) != list(feature_names):
             raise ModelError("the booster's features differ from feature_names")
@@ -86,6 +99,10 @@ class LearnedRanker(Ranker):
         self.training = dict(training or {})
         self.calibrator = calibrator
         self.fallback = fallback
+        self.quantization = quantization
+        self.finetuned_id = finetuned_id
+        # What transform must compute: the booster's columns and the blend's (ranker.fallback).
+        self.needed_columns = frozenset([*self.feature_names, COSINE_COLUMN, KNOWN_COLUMN])
 
     @property
     def encoder(self) -> Encoder:
@@ -94,6 +111,10 @@ class LearnedRanker(Ranker):
 
     def encoders(self) -> list[Encoder]:
         return list(self.extractor.encoders().values())
+
+    def prepare(self, options: Sequence[str]) -> None:
+        """Embeddings of `options` in both spaces and their hubness (what a query over them reads)."""
+        self.extractor.prepare(options)
 
     def get_params(self) -> dict[str, Any]:
         return {"feature_names": self.feature_names, "num_threads": self.num_threads, "fallback": self.fallback}
@@ -106,7 +127,7 @@ class LearnedRanker(Ranker):
 
     def _table_and_scores(self, queries: Sequence[Query]) -> tuple[np.ndarray, list[np.ndarray]]:
         """The feature rows of every (query, option) and each query's scores (explanations reuse the rows)."""
-        full = self.extractor.transform(queries)
+        full = self.extractor.transform(queries, needed=self.needed_columns)
         table = full[self.feature_names].to_numpy()
         # LightGBM gets its threads only for large batches: for a few rows they cost more than they save.
         threads = 1 if len(queries) < SMALL_BATCH else self.num_threads
@@ -146,14 +167,27 @@ class LearnedRanker(Ranker):
         return results
 
     # -- persistence --------------------------------------------------------------------------
-    def save(self, directory: str | os.PathLike, metadata: dict[str, Any] | None = None, force: bool = False) -> None:
+    def save(self, directory: str | os.PathLike, metadata: dict[str, Any] | None = None, force: bool = False,
+             vocabulary: tuple[Sequence[str], Sequence[str]] = ((), ())) -> None:
         """Write the model directory atomically: a half-written directory never replaces a good one,
-        and a folder pictorank did not write is only replaced with `force`."""
+        and a folder pictorank did not write is only replaced with `force`.
+
+        `vocabulary`: (texts, options) to ship embedded with the ONNX export (pictorank.ranker.runtime),
+        e.g. every hint description and the training files' options; the options also get their hubness.
+        """
         with replacing_dir(directory, force) as staging:
             self.booster.save_model(str(staging / MODEL_FILE))
             self.extractor.save(staging)
-            if self.finetuned_model is not None:
+            if isinstance(self.finetuned_model, Path):  # loaded with the ONNX runtime: copy its folder
+                shutil.copytree(self.finetuned_model, staging / ENCODER_DIR)
+            elif self.finetuned_model is not None:
                 self.finetuned_model.save(str(staging / ENCODER_DIR))
+            runtime = None
+            if self.quantization is not None:
+                encoders = {"base": self.extractor.base_encoder}
+                if self.finetuned_model is not None and self.extractor.finetuned_encoder is not None:
+                    encoders["ft"] = self.extractor.finetuned_encoder
+                runtime = write_runtime(staging, encoders, self.quantization, *vocabulary, self.extractor)
             write_json(staging / METADATA_FILE, {**self.training, **(metadata or {})})
             if self.calibrator is not None:
                 self.calibrator.save(staging / CALIBRATION_FILE)
@@ -162,6 +196,7 @@ class LearnedRanker(Ranker):
                 "params": self.get_params(),
                 "versions": library_versions(),
                 "encoder": self._encoder_entry(),
+                "runtime": runtime,
                 "files": hash_files(staging, skip=CONFIG_FILE),
             }
             write_json(staging / CONFIG_FILE, config)
@@ -171,7 +206,7 @@ class LearnedRanker(Ranker):
         finetuned = self.extractor.finetuned_encoder
         if self.finetuned_model is None or finetuned is None:
             return {**base, "finetuned": None}
-        return {**base, "finetuned": {"dir": ENCODER_DIR, "model_id": finetuned.model_id}}
+        return {**base, "finetuned": {"dir": ENCODER_DIR, "model_id": self.finetuned_id or finetuned.model_id}}
 
     @classmethod
     def from_config(cls, config: dict[str, Any], directory: Path, encoder: Encoder | None) -> "LearnedRanker":
@@ -192,17 +227,29 @@ class LearnedRanker(Ranker):
         if not isinstance(entry, dict) or entry.get("base_model") != base_model_version():
             found = entry.get("base_model") if isinstance(entry, dict) else entry
             raise ModelError(f"{where}: made with base encoder {found!r}, installed is {base_model_version()!r}")
-        base = encoder or Encoder()
-        finetuned_model, finetuned = _load_finetuned(directory, entry.get("finetuned"), base, where)
+        runtime = config.get("runtime")
+        finetuned_entry = entry.get("finetuned")
+        if runtime is not None and encoder_runtime() == "onnx":  # no torch: the exported encoders
+            finetuned_id = _finetuned_id(finetuned_entry, where)
+            base, finetuned = load_runtime_encoders(directory, runtime, encoder, finetuned_id is not None,
+                                                    finetuned_id, base_model_version(), where)
+            finetuned_model: Any = None if finetuned_id is None else inside(directory, finetuned_entry.get("dir"), where)
+        else:
+            base = encoder or Encoder()
+            finetuned_model, finetuned = _load_finetuned(directory, finetuned_entry, base, where)
+            finetuned_id = finetuned.model_id if finetuned is not None else None
         booster = _load_booster(directory / MODEL_FILE)
         if booster.feature_name() != names:
             raise ModelError(f"{directory / MODEL_FILE}: the booster's features differ from {CONFIG_FILE}")
         extractor = FeatureExtractor.load(directory, base, finetuned)
+        if runtime is not None and encoder_runtime() == "onnx":
+            preload_vocabulary(inside(directory, runtime.get("vocabulary"), where), extractor)
         training = read_json(directory / METADATA_FILE)
         # Listed in the checked file hashes when training wrote one; older directories have none.
         calibrator = Calibrator.load(directory / CALIBRATION_FILE) if CALIBRATION_FILE in config["files"] else None
+        quantization = runtime.get("quantization") if isinstance(runtime, dict) else None
         return cls(extractor, booster, names, finetuned_model, num_threads,
-                   training if isinstance(training, dict) else {}, calibrator, fallback)
+                   training if isinstance(training, dict) else {}, calibrator, fallback, quantization, finetuned_id)
 
 
 def _with_blend(explanation: Explanation, score: float) -> Explanation:
@@ -227,6 +274,15 @@ def _checked_feature_names(names: Any, where: Path) -> list[str]:
             "retrain the model with `pictorank train`"
         )
     return names
+
+
+def _finetuned_id(entry: Any, where: Path) -> str | None:
+    """The saved fine-tuned encoder's model id, or None when the model has none."""
+    if entry is None:
+        return None
+    if not isinstance(entry, dict) or not isinstance(entry.get("model_id"), str):
+        raise ModelError(f"{where}: encoder.finetuned must be null or an object with 'dir' and 'model_id'")
+    return entry["model_id"]
 
 
 def _load_finetuned(directory: Path, entry: Any, base: Encoder, where: Path) -> tuple[Any, Encoder | None]:

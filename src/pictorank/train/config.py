@@ -38,6 +38,8 @@ class TrainConfig:
     hidden_descriptions : share of the train descriptions the unfamiliar rows' tables forget.
     fallback : the trained ranker blends its scores towards plain cosine by the share of a
         clue's descriptions train never saw (pictorank.ranker.fallback).
+    quantization : how the saved model's encoders are exported to ONNX for inference ('int8',
+        'fp32'; None: no export, the model runs on PyTorch); see pictorank.ranker.runtime.
     """
 
     folds: int = 3
@@ -58,6 +60,7 @@ class TrainConfig:
     answer_kinds: int = 8
     hidden_descriptions: float = 0.5
     fallback: bool = True
+    quantization: str | None = "int8"
 
     def finetune_params(self, epochs: float) -> FinetuneParams:
         return FinetuneParams(

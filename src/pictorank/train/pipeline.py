@@ -50,7 +50,7 @@ def fit_ranker_from_tables(tables: TrainingTables, config: TrainConfig, log: Log
     training = {"lgbm_params": params, "cv": cv_results, "trees": int(model.best_iteration_),
                 "lgbm_seconds": time.perf_counter() - started}
     return LearnedRanker(tables.extractor, model.booster_, columns, tables.finetuned_model, config.num_threads,
-                         training, calibrator, fallback=config.fallback)
+                         training, calibrator, fallback=config.fallback, quantization=config.quantization)
 
 
 def _calibrate(tables: TrainingTables, X, params: dict[str, Any], trees: int, config: TrainConfig) -> Calibrator:
@@ -114,7 +114,13 @@ def train_command(
         "val_calibration": _val_calibration(ranker, val, ranked_val),
         "seconds": {**tables.seconds, "total_training": train_seconds},
     }
-    ranker.save(out_dir, metadata=metadata, force=force)
+    # Shipped embedded with the model (ranker.runtime): every description and the training files'
+    # options, so a server's start-up and the clues it meets re-encode only what is new.
+    options = sorted({o for q in (*train, *val) for o in q.options})
+    started = time.perf_counter()
+    ranker.save(out_dir, metadata=metadata, force=force, vocabulary=(sorted(vocab.descriptions.values()), options))
+    log(f"saved {out_dir} with its ONNX encoders and {len(options)} options' embeddings in "
+        f"{time.perf_counter() - started:.1f} s")
     return {**ranker.training, **metadata}
 
 

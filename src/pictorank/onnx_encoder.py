@@ -1,0 +1,243 @@
+"""Sentence embeddings from an ONNX export of a sentence-transformers model, run by onnxruntime.
+
+Why: the PyTorch path imports torch (~8 s) and runs MiniLM in eager mode. The same network
+exported with `torch.onnx.export` and run by onnxruntime gives the same vectors (fp32) or, with
+int8 dynamic quantisation of the weights (per output channel), about 2.5x the speed on a 2-core
+CPU; tokenizing with the `tokenizers` package (the model's own tokenizer.json) means a server or
+a `predict` run never imports torch at all. Rankings with the int8 encoders are measured against
+the PyTorch ones by bench/quality.py and tests/test_onnx_encoder.py.
+
+An export is a folder:
+
+    model.onnx      the transformer with mean pooling and L2 normalisation inside the graph
+    tokenizer.json  the model's tokenizer (truncation and padding are set by this module)
+    onnx.json       what it was made from and with: quantisation, max_seq_length, the versions
+                    of torch / onnxruntime / onnx / tokenizers, and model.onnx's sha256
+
+Loading checks onnx.json against the installed onnxruntime and tokenizers (major.minor) and
+model.onnx against its digest, so a folder made for other numerics or damaged on disk is a
+ModelError naming the file, never a silent drift in rankings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
+
+from pictorank.errors import ModelError
+
+if TYPE_CHECKING:  # only exporting needs torch and sentence-transformers
+    from sentence_transformers import SentenceTransformer
+
+ONNX_FILE = "model.onnx"
+TOKENIZER_FILE = "tokenizer.json"
+CONFIG_FILE = "onnx.json"
+EXPORT_FORMAT = 1  # bump when the folder's layout or the graph's inputs/outputs change
+QUANTIZATIONS = ("fp32", "int8")
+CHECKED = ("onnxruntime", "tokenizers")  # their major.minor must match at load time
+DEFAULT_MAX_SEQ_LENGTH = 256
+
+
+def _installed(package: str) -> str | None:
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return None
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+# -- export (needs torch) ---------------------------------------------------------------------
+
+
+def export_onnx(model: "SentenceTransformer", directory: str | os.PathLike, quantization: str = "int8") -> Path:
+    """Export `model` (a mean-pooled sentence-transformers BERT, as MiniLM is) into `directory`.
+
+    About 1 s for the export and 2-3 s for int8 quantisation on 2 cores: cheap enough to run at
+    the end of every `pictorank train`.
+    """
+    if quantization not in QUANTIZATIONS:
+        raise ValueError(f"quantization must be one of {QUANTIZATIONS}, not {quantization!r}")
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    tokenizer_file = _tokenizer_file(model)
+    fp32 = directory / ("model.fp32.onnx" if quantization != "fp32" else ONNX_FILE)
+    _torch_export(model, fp32)
+    if quantization == "int8":
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        quantize_dynamic(str(fp32), str(directory / ONNX_FILE), weight_type=QuantType.QInt8, per_channel=True)
+        fp32.unlink()
+    (directory / TOKENIZER_FILE).write_bytes(tokenizer_file.read_bytes())
+    config = {
+        "format": EXPORT_FORMAT,
+        "quantization": quantization,
+        "max_seq_length": int(model.max_seq_length or DEFAULT_MAX_SEQ_LENGTH),
+        "dimension": int(model.get_embedding_dimension()),
+        "versions": {name: _installed(name) for name in ("torch", "transformers", "onnx", *CHECKED)},
+        "sha256": {ONNX_FILE: _sha256(directory / ONNX_FILE), TOKENIZER_FILE: _sha256(directory / TOKENIZER_FILE)},
+    }
+    (directory / CONFIG_FILE).write_text(json.dumps(config, indent=2), encoding="utf-8")
+    return directory
+
+
+def _tokenizer_file(model: "SentenceTransformer") -> Path:
+    """The tokenizer.json the model was loaded with (saved beside its weights)."""
+    import tempfile
+
+    tokenizer = model.tokenizer
+    if not getattr(tokenizer, "is_fast", False):
+        raise ModelError("ONNX export needs a fast (tokenizers-backed) tokenizer")
+    target = Path(tempfile.mkdtemp(prefix="pictorank-tokenizer-"))
+    tokenizer.backend_tokenizer.save(str(target / TOKENIZER_FILE))
+    return target / TOKENIZER_FILE
+
+
+def _torch_export(model: "SentenceTransformer", path: Path) -> None:
+    """The transformer plus mean pooling and normalisation, as one graph with dynamic batch and length."""
+    import warnings
+
+    import torch
+
+    pooling = model[1].get_config_dict() if len(model) > 1 else {}
+    mode = pooling.get("pooling_mode", "mean" if pooling.get("pooling_mode_mean_tokens", True) else None)
+    if mode != "mean":
+        raise ModelError(f"ONNX export supports mean pooling only, the model uses {mode!r}")
+    transformer = model[0].auto_model.eval()
+
+    class MeanPooled(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.transformer = transformer
+
+        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+            tokens = self.transformer(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+            mask = attention_mask.unsqueeze(-1).to(tokens.dtype)
+            pooled = (tokens * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(pooled, dim=-1)
+
+    example = torch.ones((2, 8), dtype=torch.long)
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")  # tracer warnings about shape checks that hold for any input
+        torch.onnx.export(
+            MeanPooled(), (example, example), str(path), input_names=["input_ids", "attention_mask"],
+            output_names=["embedding"], opset_version=17, dynamo=False,
+            dynamic_axes={"input_ids": {0: "batch", 1: "tokens"}, "attention_mask": {0: "batch", 1: "tokens"},
+                          "embedding": {0: "batch"}},
+        )
+
+
+# -- inference (no torch) ---------------------------------------------------------------------
+
+
+def read_export_config(directory: str | os.PathLike) -> dict[str, Any]:
+    """onnx.json of an export folder, checked against the installed libraries and the files' digests."""
+    directory = Path(directory)
+    path = directory / CONFIG_FILE
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ModelError(f"{path}: missing or corrupt ONNX export config ({exc}); re-export the encoder") from None
+    if not isinstance(config, dict) or config.get("format") != EXPORT_FORMAT:
+        found = config.get("format") if isinstance(config, dict) else config
+        raise ModelError(f"{path}: ONNX export format {found!r}, this pictorank reads {EXPORT_FORMAT}; re-export")
+    versions = config.get("versions")
+    if not isinstance(versions, dict):
+        raise ModelError(f"{path}: 'versions' must be a JSON object")
+    for package in CHECKED:
+        made_with, installed = versions.get(package), _installed(package)
+        if made_with and installed and made_with.split(".")[:2] != installed.split(".")[:2]:
+            raise ModelError(f"{path}: exported with {package} {made_with}, installed is {installed}; "
+                             f"install {package}=={made_with} or re-export (retrain) the model")
+    digests = config.get("sha256")
+    if not isinstance(digests, dict) or set(digests) != {ONNX_FILE, TOKENIZER_FILE}:
+        raise ModelError(f"{path}: 'sha256' must list {ONNX_FILE} and {TOKENIZER_FILE}")
+    for name, digest in digests.items():
+        file = directory / name
+        if not file.is_file():
+            raise ModelError(f"{file}: missing from the ONNX export; re-export (retrain) the model")
+        if _sha256(file) != digest:
+            raise ModelError(f"{file}: corrupt (sha256 differs from the one recorded at export)")
+    return config
+
+
+class OnnxSentenceEncoder:
+    """A stand-in for SentenceTransformer's `encode` (the part pictorank.encoder.Encoder calls),
+    backed by onnxruntime and the tokenizers package.
+
+    Parameters
+    ----------
+    directory : an export folder written by `export_onnx`.
+    threads : onnxruntime intra-op threads (default: the machine's cores, at most 4).
+    verify : check onnx.json's versions and digests (hashing 23-90 MB costs 0.1-0.3 s; a caller
+        that has already checked the files, e.g. a model directory's own hashes, may skip it).
+    """
+
+    def __init__(self, directory: str | os.PathLike, threads: int | None = None, verify: bool = True) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self.directory = Path(directory)
+        self.config = read_export_config(self.directory) if verify else json.loads(
+            (self.directory / CONFIG_FILE).read_text(encoding="utf-8"))
+        self.max_seq_length = int(self.config.get("max_seq_length", DEFAULT_MAX_SEQ_LENGTH))
+        try:
+            self.tokenizer = Tokenizer.from_file(str(self.directory / TOKENIZER_FILE))
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = threads or min(os.cpu_count() or 1, 4)
+            options.inter_op_num_threads = 1
+            self.session = ort.InferenceSession(str(self.directory / ONNX_FILE), options,
+                                                providers=["CPUExecutionProvider"])
+        except Exception as exc:  # any failure to read the files is a broken export
+            raise ModelError(f"{self.directory}: cannot load the ONNX encoder ({type(exc).__name__}: {exc})") from None
+        self.tokenizer.no_padding()
+        self.tokenizer.no_truncation()
+        self.tokenizer.enable_truncation(self.max_seq_length)
+        self._pad_id = self.tokenizer.token_to_id("[PAD]") or 0
+
+    @property
+    def quantization(self) -> str:
+        return str(self.config.get("quantization"))
+
+    def get_embedding_dimension(self) -> int:
+        return int(self.config.get("dimension", 384))
+
+    def encode(self, texts: Sequence[str], batch_size: int = 32, convert_to_numpy: bool = True,
+               normalize_embeddings: bool = True, show_progress_bar: bool = False) -> np.ndarray:
+        """Unit-length embeddings of `texts`, in order (the graph pools and normalises).
+
+        Texts are sorted by token count before batching, as sentence-transformers does, so a
+        batch pads to the length of similar texts rather than the longest of all.
+        """
+        del convert_to_numpy, normalize_embeddings, show_progress_bar  # always numpy, always unit length
+        if not texts:
+            return np.zeros((0, self.get_embedding_dimension()), dtype=np.float32)
+        encodings = self.tokenizer.encode_batch(list(texts))
+        ids = [e.ids for e in encodings]
+        order = np.argsort([-len(i) for i in ids], kind="stable")
+        out = np.empty((len(texts), self.get_embedding_dimension()), dtype=np.float32)
+        for start in range(0, len(order), batch_size):
+            rows = order[start : start + batch_size]
+            out[rows] = self._run([ids[r] for r in rows])
+        return out
+
+    def _run(self, batch: list[list[int]]) -> np.ndarray:
+        width = max(len(i) for i in batch)
+        input_ids = np.full((len(batch), width), self._pad_id, dtype=np.int64)
+        mask = np.zeros((len(batch), width), dtype=np.int64)
+        for row, token_ids in enumerate(batch):
+            input_ids[row, : len(token_ids)] = token_ids
+            mask[row, : len(token_ids)] = 1
+        return self.session.run(None, {"input_ids": input_ids, "attention_mask": mask})[0]

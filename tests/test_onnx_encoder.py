@@ -1,0 +1,148 @@
+"""The ONNX runtime of the learned model's encoders (issue 11): export and load round trip, the
+checks on load, and rankings equal to PyTorch's within the issue's tolerance."""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from helpers import SMALL_STOP_ROWS
+from pictorank.errors import ModelError, SettingsError
+from pictorank.evaluation import evaluate_rankings
+from pictorank.onnx_encoder import CONFIG_FILE, ONNX_FILE, OnnxSentenceEncoder, export_onnx
+from pictorank.puzzles import to_queries
+from pictorank.query import Query
+from pictorank.ranker import load_ranker
+
+TEXTS = ["sun", "a big yellow star in the daytime sky", "leader, director, guide (1); cross, Christianity",
+         "the", "çà et là — naïve café", "x" * 2000]
+
+
+@pytest.fixture(scope="module")
+def exports(base_model, tmp_path_factory) -> dict[str, Path]:
+    """The base MiniLM exported once at each quantisation."""
+    root = tmp_path_factory.mktemp("onnx")
+    return {q: export_onnx(base_model, root / q, q) for q in ("fp32", "int8")}
+
+
+def test_fp32_export_gives_pytorchs_vectors(base_model, exports):
+    expected = base_model.encode(TEXTS, normalize_embeddings=True, convert_to_numpy=True)
+    found = OnnxSentenceEncoder(exports["fp32"]).encode(TEXTS, batch_size=4)
+    assert found.shape == expected.shape
+    np.testing.assert_allclose(found, expected, atol=2e-5)
+
+
+def test_int8_export_stays_close_and_unit_length(base_model, exports):
+    expected = base_model.encode(TEXTS, normalize_embeddings=True, convert_to_numpy=True)
+    found = OnnxSentenceEncoder(exports["int8"]).encode(TEXTS)
+    np.testing.assert_allclose(np.linalg.norm(found, axis=1), 1.0, atol=1e-5)
+    assert (found * expected).sum(axis=1).min() > 0.95
+    assert OnnxSentenceEncoder(exports["int8"]).encode([]).shape == (0, 384)
+
+
+def test_a_text_longer_than_max_seq_length_is_truncated_not_refused(exports):
+    encoder = OnnxSentenceEncoder(exports["fp32"])
+    assert encoder.encode(["word " * 1000]).shape == (1, 384)
+
+
+def _copy(folder: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "export"
+    shutil.copytree(folder, target)
+    return target
+
+
+def test_a_corrupt_or_missing_onnx_file_is_a_clear_error(exports, tmp_path):
+    target = _copy(exports["int8"], tmp_path)
+    (target / ONNX_FILE).write_bytes(b"not a model")
+    with pytest.raises(ModelError, match="model.onnx: corrupt"):
+        OnnxSentenceEncoder(target)
+    (target / ONNX_FILE).unlink()
+    with pytest.raises(ModelError, match="model.onnx: missing"):
+        OnnxSentenceEncoder(target)
+    (target / CONFIG_FILE).unlink()
+    with pytest.raises(ModelError, match="onnx.json: missing or corrupt"):
+        OnnxSentenceEncoder(target)
+
+
+def test_versions_are_checked_on_load(exports, tmp_path):
+    target = _copy(exports["int8"], tmp_path)
+    config = json.loads((target / CONFIG_FILE).read_text())
+    config["versions"]["onnxruntime"] = "0.1.0"
+    (target / CONFIG_FILE).write_text(json.dumps(config))
+    with pytest.raises(ModelError, match="exported with onnxruntime 0.1.0"):
+        OnnxSentenceEncoder(target)
+    config["format"] = 99
+    (target / CONFIG_FILE).write_text(json.dumps(config))
+    with pytest.raises(ModelError, match="export format 99"):
+        OnnxSentenceEncoder(target)
+
+
+# -- a learned model saved with its export --------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def saved_int8(small_learned, vocab, val_puzzles, tmp_path_factory) -> Path:
+    ranker = copy.copy(small_learned)
+    ranker.quantization = "int8"
+    directory = tmp_path_factory.mktemp("learned-onnx") / "model"
+    options = sorted({o for p in val_puzzles[:SMALL_STOP_ROWS] for o in p.options})
+    ranker.save(directory, vocabulary=(sorted(vocab.descriptions.values()), options))
+    return directory
+
+
+def test_the_saved_model_runs_on_onnx_without_torch_vectors(saved_int8, encoder):
+    config = json.loads((saved_int8 / "ranker.json").read_text())
+    assert config["runtime"]["quantization"] == "int8" and "onnx/base/model.onnx" in config["files"]
+    loaded = load_ranker(saved_int8, encoder=encoder)
+    assert isinstance(loaded.encoder.model, OnnxSentenceEncoder)
+    assert loaded.encoder.model_id.endswith("+onnx-int8")  # never shares cached vectors with PyTorch
+    assert loaded.encoder.encoded_count == 0 and len(loaded.encoder._vectors) > 1000  # the shipped vocabulary
+
+
+def test_onnx_rankings_match_pytorchs_within_the_issues_tolerance(small_learned, saved_int8, encoder, vocab, val_puzzles):
+    held = val_puzzles[SMALL_STOP_ROWS:]
+    queries = to_queries(held, vocab)
+    torch_result = evaluate_rankings(held, small_learned.rank(queries))["overall"]
+    onnx_result = evaluate_rankings(held, load_ranker(saved_int8, encoder=encoder).rank(queries))["overall"]
+    # issue 11 allows 0.002 score and 0.01 Hits@1 on all of val; this slice is a third of it.
+    assert abs(onnx_result["score"] - torch_result["score"]) <= 0.006
+    assert abs(onnx_result["hits@1"] - torch_result["hits@1"]) <= 0.03
+
+
+def test_the_torch_runtime_can_be_asked_for(saved_int8, encoder, monkeypatch, small_learned):
+    monkeypatch.setenv("PICTORANK_ENCODER_RUNTIME", "torch")
+    loaded = load_ranker(saved_int8, encoder=encoder)
+    assert loaded.encoder is encoder
+    query = Query(("a big yellow star", "daytime"), ("sun", "moon", "lamp"))
+    np.testing.assert_allclose(loaded.score([query])[0], small_learned.score([query])[0], rtol=1e-6)
+    monkeypatch.setenv("PICTORANK_ENCODER_RUNTIME", "tensorflow")
+    with pytest.raises(SettingsError, match="PICTORANK_ENCODER_RUNTIME"):
+        load_ranker(saved_int8, encoder=encoder)
+
+
+def test_a_damaged_export_in_a_model_directory_is_refused(saved_int8, tmp_path, encoder):
+    target = tmp_path / "model"
+    shutil.copytree(saved_int8, target)
+    (target / "onnx" / "base" / ONNX_FILE).write_bytes(b"garbage")
+    with pytest.raises(ModelError, match="corrupt"):
+        load_ranker(target, encoder=encoder)
+
+
+def test_a_loaded_model_saves_again_with_its_export(saved_int8, tmp_path, encoder):
+    load_ranker(saved_int8, encoder=encoder).save(tmp_path / "again")
+    again = load_ranker(tmp_path / "again", encoder=encoder)
+    assert isinstance(again.encoder.model, OnnxSentenceEncoder)
+
+
+def test_seed_columns_are_not_encoded_when_the_model_does_not_read_them(small_learned, encoder):
+    query = Query(("a never seen clue about tulips",), ("tulip", "hammer"))
+    ranker = copy.copy(small_learned)
+    ranker.needed_columns = frozenset(n for n in small_learned.feature_names if not n.endswith("_seed"))
+    before = set(encoder._vectors)
+    ranker.extractor.transform([query], needed=ranker.needed_columns)
+    assert not any(t.startswith("The following hints") for t in set(encoder._vectors) - before)
