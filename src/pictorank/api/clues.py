@@ -47,6 +47,7 @@ class ClueGiver:
         """The avoid words judged against (the request's, or the word's nearest train answers when
         it gave none), whether they were the nearest answers, and the clues, best first."""
         assert self.suggester is not None and self.service is not None
+        word = word.strip()  # as the suggester's own check does: "  cat " is the word "cat"
         # The encoder's memo and torch are shared with /rank: one user at a time per process.
         with self.service.lock:
             neighbours = not avoid
