@@ -1,6 +1,6 @@
 """Clue-giver benchmark: baselines and pictorank's suggester side by side on val, and timings.
 
-    .venv/bin/python bench/suggest.py [--rows N] [--model DIR] [--bonus 0 0.5] [--timing-words 40]
+    .venv/bin/python bench/suggest.py [--rows N] [--model DIR] [--bonus 0 0.5] [--timing-words 40] [--no-table]
 
 Rows of the table (every clue judged on the same val puzzles, the answer's other options as the
 words to avoid; val answers never occur in train):
@@ -12,8 +12,14 @@ words to avoid; val answers never occur in train):
   learned ranker as guesser); bonus inf puts every clue the guesser gets right first, a finite
   bonus trades guessability for likeness to human clues.
 
-Timing: `Suggester.suggest` for never-seen words (val answers) with 10 avoid words, one call at a
-time after a warm-up, wall clock; the clue model comes from the cache (fitted once if absent).
+Timing, for never-seen words (val answers) with 10 avoid words each, one request at a time after a
+warm-up, wall clock; the clue model comes from the cache (fitted once if absent):
+
+- in process: `Suggester.suggest` over an encoder that has memoised nothing;
+- over HTTP: POST /suggest to the service (in-thread uvicorn, as `pictorank serve` runs it) started
+  from an *empty* embedding cache whose answer vocabulary is train's only, so no val word was
+  encoded before its request: what a user meets with a word the service never saw. The service's
+  /rank method does not matter here: /suggest's guesser is the seed baseline (the default).
 """
 
 from __future__ import annotations
@@ -22,8 +28,12 @@ import argparse
 import math
 import re
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
+
+import httpx
 
 import numpy as np
 
@@ -69,6 +79,7 @@ def main() -> None:
     parser.add_argument("--model", help="a learned model directory: judge with it, and also suggest with it as guesser")
     parser.add_argument("--bonus", type=float, nargs="*", default=[0.0, 0.5], help="finite win bonuses to try")
     parser.add_argument("--timing-words", type=int, default=40, help="never-seen words timed one by one")
+    parser.add_argument("--no-table", action="store_true", help="timings only (the table takes ~10 minutes)")
     args = parser.parse_args()
     use_offline_environment()
     vocab = load_hints(DATA / "hint_descriptions.csv")
@@ -79,6 +90,10 @@ def main() -> None:
     started = time.perf_counter()
     model = fit_or_load(to_queries(train, vocab), list(vocab.descriptions.values()), encoder, default_cache_dir())
     print(f"clue model ready in {time.perf_counter() - started:.1f} s (from the cache when fitted before)", file=sys.stderr)
+    if args.no_table:
+        print(timing(model, vocab, encoder, val, args.timing_words))
+        print(http_timing(val, args.timing_words))
+        return
     seed, cosine = SeedRanker(encoder), CosineRanker(encoder)
     judges: dict[str, Ranker] = {"seed": seed, "cosine": cosine}
     if args.model:
@@ -103,22 +118,81 @@ def main() -> None:
     encoder.flush()
     print("\n".join(lines))
     print(timing(model, vocab, encoder, val, args.timing_words))
+    print(http_timing(val, args.timing_words))
+
+
+def timed_words(val: list[Puzzle], count: int) -> list[tuple[str, list[str]]]:
+    """`count` val answers, each with 10 of its puzzle's other options to avoid."""
+    puzzles = [p for p in val if len(p.options) >= 11][:count]
+    return [(p.answer or "", [o for o in p.options if o != p.answer][:10]) for p in puzzles]
+
+
+def percentiles(seconds: list[float]) -> str:
+    p50, p95 = np.percentile(seconds, [50, 95])
+    return f"p50 {p50 * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms"
+
+
+def http_timing(val: list[Puzzle], count: int) -> str:
+    """p50/p95 of POST /suggest over HTTP for never-seen words, from an empty embedding cache."""
+    import uvicorn
+
+    from pictorank.api.app import create_app
+    from pictorank.api.clues import build_clue_giver
+    from pictorank.api.serve import uvicorn_options
+    from pictorank.api.service import build_service
+    from pictorank.api.settings import Settings
+
+    with tempfile.TemporaryDirectory() as empty:
+        settings = Settings(cache_dir=Path(empty), vocabulary_files=[DATA / "train.csv"], port=_free_port())
+        started = time.perf_counter()
+        service = build_service(settings)
+        service.self_test()
+        # The clue model from the usual cache (fitting it again would only cost minutes); its
+        # encoder is the service's, which has encoded train's words and the pictograms only.
+        clues = build_clue_giver(settings.model_copy(update={"cache_dir": default_cache_dir()}), service)
+        if clues.error:
+            return f"POST /suggest not timed: {clues.error}"
+        ready = time.perf_counter() - started
+        server = uvicorn.Server(uvicorn.Config(create_app(settings, service, clues), **{**uvicorn_options(settings), "log_level": "warning"}))
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        while not server.started:
+            time.sleep(0.05)
+        url = f"http://{settings.host}:{settings.port}/suggest"
+        seconds = []
+        try:
+            with httpx.Client(timeout=60) as client:
+                client.post(url, json={"word": "warm-up word", "avoid": ["a", "b"]}).raise_for_status()
+                for word, avoid in timed_words(val, count):
+                    began = time.perf_counter()
+                    client.post(url, json={"word": word, "avoid": avoid, "top": 5, "use_known": False}).raise_for_status()
+                    seconds.append(time.perf_counter() - began)
+        finally:
+            server.should_exit = True
+            thread.join(timeout=30)
+    return (f"POST /suggest over HTTP for {len(seconds)} never-seen words with 10 avoid words, from an empty "
+            f"embedding cache (service ready in {ready:.0f} s): {percentiles(seconds)}")
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def timing(model, vocab: HintVocabulary, encoder: Encoder, val: list[Puzzle], count: int) -> str:
-    """p50/p90 of one suggest call for never-seen words (fresh encoder memory: nothing memoised)."""
+    """p50/p95 of one suggest call for never-seen words (fresh encoder memory: nothing memoised)."""
     fresh = Encoder(model=encoder.model, model_id=encoder.model_id)  # no disk cache: every string is new
     suggester = Suggester(model, vocab, SeedRanker(fresh), fresh)
-    puzzles = [p for p in val if len(p.options) >= 11][:count]
     suggester.suggest("warm-up word", ["a", "b"])
     seconds = []
-    for puzzle in puzzles:
-        avoid = [o for o in puzzle.options if o != puzzle.answer][:10]
+    for word, avoid in timed_words(val, count):
         started = time.perf_counter()
-        suggester.suggest(puzzle.answer or "", avoid, top=5, use_known=False)
+        suggester.suggest(word, avoid, top=5, use_known=False)
         seconds.append(time.perf_counter() - started)
-    p50, p90 = np.percentile(seconds, [50, 90])
-    return f"suggest() for {len(seconds)} never-seen words with 10 avoid words: p50 {p50 * 1000:.0f} ms, p90 {p90 * 1000:.0f} ms"
+    return f"suggest() in process for {len(seconds)} never-seen words with 10 avoid words: {percentiles(seconds)}"
 
 
 if __name__ == "__main__":
