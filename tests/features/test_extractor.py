@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from pictorank.errors import ModelError, NotFittedError
@@ -112,3 +113,25 @@ def test_transform_and_save_need_fit(word_encoder, tmp_path):
         FeatureExtractor(word_encoder).transform(QUERIES)
     with pytest.raises(NotFittedError, match="nothing to save"):
         FeatureExtractor(word_encoder).save(tmp_path)
+
+
+def test_a_batch_reads_the_same_columns_as_each_query_alone(toy_train, word_encoder):
+    """transform's one option x answer product per batch (issue 11) changes no value."""
+    ext = FeatureExtractor(word_encoder).fit(toy_train)
+    queries = [Query(("flower", "sun"), ("sunflower", "car", "boat")), Query(("vehicle", "road"), ("car", "bread")),
+               Query(("night", "water, sea"), ("water lily", "night flower", "car", "tulip"))]
+    batch = ext.transform(queries)
+    alone = pd.concat([ext.transform([q]) for q in queries], ignore_index=True)
+    np.testing.assert_allclose(batch.to_numpy(), alone.to_numpy(), rtol=1e-5, atol=1e-6)
+    per_query = [ext._query_block(q, ext.reference_, ext.hubness_) for q in queries]  # no shared products
+    expected = np.vstack([np.column_stack([b[n] for n in feature_names()]) for b in per_query]).astype(np.float32)
+    np.testing.assert_allclose(batch.to_numpy(), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_without_the_seed_columns_the_template_is_never_encoded(toy_train, word_encoder):
+    ext = FeatureExtractor(word_encoder).fit(toy_train)
+    needed = [n for n in feature_names() if not n.endswith("_seed")]
+    table = ext.transform([Query(("a clue never seen", "sun"), ("car", "boat"))], needed=needed)
+    assert not any(t.startswith("The following hints") and "never seen" in t for t in word_encoder._vectors)
+    full = ext.transform([Query(("a clue never seen", "sun"), ("car", "boat"))])
+    np.testing.assert_array_equal(table[needed].to_numpy(), full[needed].to_numpy())

@@ -126,9 +126,13 @@ class RankingService:
         self.encoder = encoder
         self.model_name = model_name
         self.open_vocab_candidates = open_vocab_candidates
-        # The encoder's memo and torch are shared by the worker threads; one ranking at a time per
-        # process keeps them consistent, and worker processes provide the parallelism.
+        # The encoder's memo and runtime are shared by the worker threads; one ranking at a time per
+        # process keeps them consistent, and worker processes provide the parallelism. Requests
+        # that arrive while a ranking runs wait in `_pending` and are ranked together next
+        # (dynamic batching): one encoder call for all their new strings.
         self._lock = threading.Lock()
+        self._pending_lock = threading.Lock()
+        self._pending: list[_Job] = []
         self.ready = False
 
     @property
@@ -145,18 +149,53 @@ class RankingService:
     def rank(self, clues: Sequence[Clue]) -> list[Ranked]:
         """Rank each clue's options, or for a clue without options the vocabulary's nearest words.
 
-        One call ranks the whole batch, so the ranker encodes its distinct strings together;
-        clues that ask for explanations go through `rank_explained` (one call per `explain` size).
+        Dynamic batching: the calls waiting while a ranking runs are ranked together in the next
+        one, so the encoders see all their new strings in one batch and LightGBM one table (a
+        request alone on the server is ranked at once, never held back to wait for company).
         """
+        job = _Job(list(clues))
+        with self._pending_lock:
+            self._pending.append(job)
         with self._lock:
-            queries = self._queries(clues)
-            # Only an open-vocabulary clue whose every word is excluded has no candidates left.
-            results: dict[int, Ranked] = {i: Ranked([], []) for i, q in enumerate(queries) if not q.options}
-            for explain in sorted({clue.explain for clue in clues}):
-                rows = [i for i, clue in enumerate(clues) if clue.explain == explain and i not in results]
-                for i, ranked in zip(rows, self._rank_rows([queries[i] for i in rows], explain)):
-                    results[i] = self._with_confidence(clues[i], ranked)
-            return [results[i] for i in range(len(clues))]
+            if not job.done:
+                with self._pending_lock:
+                    jobs, self._pending = self._pending, []
+                self._rank_jobs(jobs)
+        if job.error is not None:
+            raise job.error
+        return job.results
+
+    def _rank_jobs(self, jobs: list["_Job"]) -> None:
+        """Rank the waiting calls in one batch; if it fails, each alone, so one call's error is its own."""
+        if len(jobs) > 1:
+            try:
+                results = self._rank_now([clue for job in jobs for clue in job.clues])
+            except Exception:  # noqa: BLE001 - retried one by one below, where the error belongs to its call
+                pass
+            else:
+                start = 0
+                for job in jobs:
+                    job.finish(results[start : start + len(job.clues)], None)
+                    start += len(job.clues)
+                return
+        for job in jobs:
+            try:
+                job.finish(self._rank_now(job.clues), None)
+            except Exception as exc:  # noqa: BLE001 - re-raised in the caller's thread
+                job.finish([], exc)
+
+    def _rank_now(self, clues: Sequence[Clue]) -> list[Ranked]:
+        """One call ranks the whole batch, so the ranker encodes its distinct strings together;
+        clues that ask for explanations go through `rank_explained` (one call per `explain` size).
+        The caller holds the lock."""
+        queries = self._queries(clues)
+        # Only an open-vocabulary clue whose every word is excluded has no candidates left.
+        results: dict[int, Ranked] = {i: Ranked([], []) for i, q in enumerate(queries) if not q.options}
+        for explain in sorted({clue.explain for clue in clues}):
+            rows = [i for i, clue in enumerate(clues) if clue.explain == explain and i not in results]
+            for i, ranked in zip(rows, self._rank_rows([queries[i] for i in rows], explain)):
+                results[i] = self._with_confidence(clues[i], ranked)
+        return [results[i] for i in range(len(clues))]
 
     def _rank_rows(self, queries: Sequence[Query], explain: int) -> list[Ranked]:
         if explain == 0:
@@ -205,6 +244,19 @@ class RankingService:
         self.ready = True
 
 
+@dataclass
+class _Job:
+    """One `RankingService.rank` call waiting for its turn, or for a batch that took it along."""
+
+    clues: list[Clue]
+    results: list[Ranked] = field(default_factory=list)
+    error: Exception | None = None
+    done: bool = False
+
+    def finish(self, results: list[Ranked], error: Exception | None) -> None:
+        self.results, self.error, self.done = results, error, True
+
+
 def model_name(ranker: Ranker, model_dir: Path | None, encoder: Encoder) -> str:
     """`method[:dir] (pictorank X, encoder id)`: enough to tell two deployed models apart."""
     served = ranker.method if model_dir is None else f"{ranker.method}:{Path(model_dir).name}"
@@ -225,8 +277,13 @@ def build_service(settings: Settings, encoder: Encoder | None = None, ranker: Ra
             ranker = load_ranker(settings.model_dir, encoder=encoder)
         else:
             ranker = make_ranker(settings.method, encoder=encoder)
+    # A learned model may run its own encoders (an ONNX export: pictorank.ranker.runtime); the
+    # index must live in the space of the ranker's base encoder.
+    encoder = ranker.encoders()[0] if ranker.encoders() else encoder
     # Start-up writes the vocabulary's vectors to the disk cache (restarts and further workers
-    # read them back); requests never write it (Encoder.encode does not).
+    # read them back); requests never write it (Encoder.encode does not). Every encoder of the
+    # ranker embeds the vocabulary now, so a clue over known words encodes only the clue.
     index = VocabularyIndex.build(words, encoder)
+    ranker.prepare(words)
     name = model_name(ranker, settings.model_dir, encoder)
     return RankingService(ranker, vocab, index, encoder, name, settings.open_vocab_candidates)

@@ -148,19 +148,23 @@ class TokenStats:
 
 def columns(
     q: Query, encoders: dict[str, Encoder], reference: Reference, token_stats: TokenStats,
-    neighbours: int, min_pair_count: int,
+    neighbours: int, min_pair_count: int, products: dict[str, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
     """The association columns of `q`'s options; `neighbours` train clues (or answers) are
     consulted by the nearest-neighbour columns, and rarer token pairs than `min_pair_count` get
-    no PMI."""
+    no PMI. `products`: each space's option x train answer cosines of `q`'s options, when the
+    caller computed them for a whole batch (FeatureExtractor.transform does)."""
     cols = _pmi_columns(q, token_stats, min_pair_count)
     excluded = excluded_rows(q, reference)
     match = _clue_match(q, reference)
     option_answer: dict[str, np.ndarray] = {}
     for space, encoder in encoders.items():
-        options, clue = encoder.encode(list(q.options)), encoder.encode([joined_text(q.hints)])[0]
+        clue = encoder.encode([joined_text(q.hints)])[0]
         # Every column below reads these two products: option x train answer, clue x train clue.
-        option_answer[space] = options @ reference.answer_vectors[space].T
+        if products is not None:
+            option_answer[space] = products[space]
+        else:
+            option_answer[space] = encoder.encode(list(q.options)) @ reference.answer_vectors[space].T
         clue_clue = reference.clue_vectors[space] @ clue
         # The NEIGHBOURS columns: what train clues and answers say about each option in this space.
         space_cols = {

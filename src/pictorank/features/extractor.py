@@ -157,28 +157,31 @@ class FeatureExtractor:
             encoder.encode(sorted(texts))
         # Features come from many small matrix products (a clue against the train reference):
         # waking a BLAS thread pool for each costs more than the work, 15x more on a busy machine.
+        options = sorted({o for q in queries for o in q.options})
+        products = _OptionAnswers(options, self.encoders(), self.reference_)  # one big product per space
         with _one_blas_thread():
-            options = {o for q in queries for o in q.options}
             for space, encoder in self.encoders().items():
                 self.hubness_[space].warm(encoder, options)
-            blocks = [self._query_block(q, self.reference_, self.hubness_, with_seed) for q in queries]
+            blocks = [self._query_block(q, self.reference_, self.hubness_, with_seed, products) for q in queries]
         names = feature_names()
         matrix = np.vstack([np.column_stack([b[n] for n in names]) for b in blocks]) if blocks else np.zeros((0, len(names)))
         return pd.DataFrame(matrix.astype(np.float32), columns=names)
 
     def _query_block(self, q: Query, reference: Reference, memos: dict[str, HubnessMemo],
-                     with_seed: bool = True) -> dict[str, np.ndarray]:
+                     with_seed: bool = True, products: "_OptionAnswers | None" = None) -> dict[str, np.ndarray]:
         """Every group's columns of one query (one value per option)."""
         encoders = self.encoders()
+        option_answer = products.of(q.options) if products is not None else None
         cols: dict[str, np.ndarray] = {}
         for space, encoder in encoders.items():
             cols.update(cosine.columns(space, encoder, q, self.position_weights_, with_seed))
         cols.update(lexical.columns(q))
         cols.update(query_size.columns(q))
-        cols.update(associations.columns(q, encoders, reference, self.token_stats_, self.neighbours, self.min_pair_count))
+        cols.update(associations.columns(q, encoders, reference, self.token_stats_, self.neighbours, self.min_pair_count,
+                                         option_answer))
         for space, encoder in encoders.items():
             cols.update(hubness.columns(q, encoder, memos[space]))
-        cols.update(familiarity.columns(q, self.base_encoder, reference))
+        cols.update(familiarity.columns(q, self.base_encoder, reference, option_answer["base"] if option_answer else None))
         return cols
 
     # -- persistence --------------------------------------------------------------------------
@@ -260,6 +263,21 @@ def _load_reference(path: Path) -> Reference:
             clue_vectors={space: ref[f"{space}_clue_vectors"] for space in SPACES},
             answer_vectors={space: ref[f"{space}_answer_vectors"] for space in SPACES},
         )
+
+
+class _OptionAnswers:
+    """The cosines of a batch's distinct options to every train answer, in each space, from one
+    matrix product per space: options recur across queries (test.csv's 8,500 option slots hold
+    545 distinct options), and one large product is far cheaper than a small one per query."""
+
+    def __init__(self, options: Sequence[str], encoders: dict[str, Encoder], reference: Reference) -> None:
+        self.row = {option: i for i, option in enumerate(options)}
+        self.matrices = {space: encoder.encode(list(options)) @ reference.answer_vectors[space].T
+                         for space, encoder in encoders.items()} if options else {}
+
+    def of(self, options: Sequence[str]) -> dict[str, np.ndarray]:
+        rows = [self.row[o] for o in options]
+        return {space: matrix[rows] for space, matrix in self.matrices.items()}
 
 
 @functools.cache

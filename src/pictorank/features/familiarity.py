@@ -30,17 +30,26 @@ from pictorank.query import Query, joined_text
 NAMES = ("fam_hints_known", "fam_clue_nn", "fam_option_nn", "fam_options_mean")
 
 
-def columns(q: Query, encoder: Encoder, reference: Reference) -> dict[str, np.ndarray]:
+def columns(q: Query, encoder: Encoder, reference: Reference, option_answer: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """The familiarity columns of `q`'s options against the train `reference`, measured with the
-    base `encoder` (its embeddings of the clue and options are cached by then)."""
+    base `encoder` (its embeddings of the clue and options are cached by then).
+
+    `option_answer`: the options' cosines to every train answer in the base space, when the caller
+    has them (FeatureExtractor.transform computes them for a whole batch at once). Excluded rows
+    are masked rather than copied out: copying the reference per query cost more than the products.
+    """
     n = len(q.options)
     kept = ~excluded_rows(q, reference)
     descriptions = list(dict.fromkeys(q.hints))
     known = float(np.mean([bool(kept[reference.rows_with_hint(h)].any()) for h in descriptions]))
+    if not kept.any():
+        return {"fam_hints_known": np.full(n, known), "fam_clue_nn": np.zeros(n), "fam_option_nn": np.zeros(n),
+                "fam_options_mean": np.zeros(n)}
     clue = encoder.encode([joined_text(q.hints)])[0]
-    clue_nn = float(np.max(reference.clue_vectors["base"][kept] @ clue)) if kept.any() else 0.0
-    option_answer = encoder.encode(list(q.options)) @ reference.answer_vectors["base"][kept].T
-    option_nn = option_answer.max(axis=1) if kept.any() else np.zeros(n)
+    clue_nn = float(np.max(np.where(kept, reference.clue_vectors["base"] @ clue, -np.inf)))
+    if option_answer is None:
+        option_answer = encoder.encode(list(q.options)) @ reference.answer_vectors["base"].T
+    option_nn = np.where(kept[None, :], option_answer, -np.inf).max(axis=1)
     return {
         "fam_hints_known": np.full(n, known),
         "fam_clue_nn": np.full(n, clue_nn),

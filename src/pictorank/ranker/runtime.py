@@ -29,6 +29,17 @@ VOCABULARY_FILE = "vocabulary.npz"
 DEFAULT_QUANTIZATION = "int8"
 
 
+def space_quantization(quantization: str, space: str) -> str:
+    """One space's quantisation: `quantization` is either one for both ('int8', 'fp32') or one
+    per space ('base=int8,ft=fp32')."""
+    if "=" not in quantization:
+        return quantization
+    found = dict(part.split("=", 1) for part in quantization.split(","))
+    if space not in found:
+        raise ModelError(f"quantization {quantization!r} names no quantisation for the {space!r} encoder")
+    return found[space]
+
+
 def runtime_model_id(model_id: str, quantization: str) -> str:
     """The disk-cache id of an exported encoder: its vectors differ from PyTorch's (int8), so the
     two must never share cached vectors."""
@@ -44,12 +55,13 @@ def write_runtime(staging: Path, encoders: dict[str, Encoder], quantization: str
     for space, encoder in encoders.items():
         folder = staging / ONNX_DIR / space
         model = encoder.model
+        wanted = space_quantization(quantization, space)
         if isinstance(model, OnnxSentenceEncoder):  # a loaded model saved again: copy its export
-            if model.quantization != quantization:
-                raise ModelError(f"cannot re-save a {model.quantization} export as {quantization}")
+            if model.quantization != wanted:
+                raise ModelError(f"cannot re-save a {model.quantization} export as {wanted}")
             shutil.copytree(model.directory, folder)
         else:
-            export_onnx(model, folder, quantization)
+            export_onnx(model, folder, wanted)
         spaces[space] = f"{ONNX_DIR}/{space}"
         exported[space] = OnnxSentenceEncoder(folder, verify=False)
     _write_vocabulary(staging / VOCABULARY_FILE, exported, texts, options, extractor)
@@ -101,7 +113,7 @@ def load_runtime_encoders(directory: Path, entry: Any, base: Encoder | None, has
         folder = directory / relative
         read_export_config(folder)  # versions and digests: a clear error for a damaged export
         model = OnnxSentenceEncoder(folder, verify=False)
-        return Encoder(model=model, model_id=runtime_model_id(model_id, str(quantization)), cache_dir=cache_dir,
+        return Encoder(model=model, model_id=runtime_model_id(model_id, model.quantization), cache_dir=cache_dir,
                        max_cached=max_cached)
 
     base_encoder = encoder_of("base", base_id)
