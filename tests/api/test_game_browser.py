@@ -3,7 +3,9 @@
 Plays one round of each mode on a phone-sized screen, mostly with the keyboard, and checks
 what the page shows against what the service answered: the pictograms' drawings load, pictorank's
 confidence and explanations show, the Ask mode re-ranks live as the clue changes (never showing a
-stale reply), and "Not it" ranks again without the top word. Screenshots go to reports/screenshots/.
+stale reply), "Not it" ranks again without the top word, pictorank's own clue for a secret word
+(Clue mode) can be guessed, and Ask's "Suggest a clue" fills and ranks the clue. Screenshots go to
+reports/screenshots/.
 
 Needs Debian's `chromium` at /usr/bin/chromium (`.ci/run` installs it; PICTORANK_CHROMIUM names
 another path); Playwright's own browser download is not used. Without it the test skips, unless
