@@ -108,8 +108,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         rankings, speed = timed_rank(ranker, val)
         results[name], timings[name] = evaluate_rankings(val_p, rankings), ("-", speed)
     learned = None
-    for name, drop in {"learned": (), **ABLATIONS}.items():
-        ranker = fit_ranker_from_tables(tables, replace(config, drop_groups=drop), log)
+    # The default recipe leaves the seed template's columns out (issue 11); its row "+seed" puts them back.
+    for name, drop in {"learned": (), "learned +seed template": None, **ABLATIONS}.items():
+        groups = () if drop is None else config.drop_groups + drop
+        ranker = fit_ranker_from_tables(tables, replace(config, drop_groups=groups), log)
         learned = learned or ranker
         rankings, speed = timed_rank(ranker, val)
         results[name] = evaluate_rankings(val_p, rankings)

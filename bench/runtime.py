@@ -1,13 +1,16 @@
 """Quality of the learned model on its inference runtime (ONNX, issue 11) against PyTorch.
 
     .venv/bin/python bench/runtime.py --model models/default [--model /tmp/m_fp32 ...]
+    .venv/bin/python bench/runtime.py --model models/default --reference /tmp/before-issue-11
 
 Each model directory is loaded twice, in fresh processes with empty embedding caches: once with
 `PICTORANK_ENCODER_RUNTIME=torch` (the sentence-transformers encoders, as before the export
 existed) and once as it ships (the ONNX encoders and the embedded vocabulary); each ranks Bliss
 val and ELCo dev (the vocabulary the model never saw, as bench/transfer.py ranks it). The table
 gives score / Hits@1 / MRR and the difference to PyTorch; issue 11 allows 0.002 score and 0.01
-Hits@1. A directory without an ONNX export runs on PyTorch either way.
+Hits@1. A directory without an ONNX export runs on PyTorch either way. `--reference DIR` (a
+model trained before issue 11's changes, run on PyTorch) becomes the row every difference is
+taken from: the unoptimised model.
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ def run(model: str, runtime: str) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", action="append", help="model directory (repeatable; default models/default)")
+    parser.add_argument("--reference", help="the unoptimised model (on PyTorch) the differences are taken from")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -68,10 +72,17 @@ def main() -> None:
     print(f"load average at start: {os.getloadavg()}", file=sys.stderr)
     lines = ["| model | runtime | set | score | Hits@1 | MRR | d score | d Hits@1 | rank s | torch imported |",
              "|---|---|---|---|---|---|---|---|---|---|"]
+    baseline = run(args.reference, "torch") if args.reference else None
+    if baseline is not None:
+        for name in SETS:
+            r = baseline[name]
+            lines.append(f"| {Path(args.reference).name} (reference) | torch | {name} | {r['score']:.4f} "
+                         f"| {r['hits@1']:.4f} | {r['mrr']:.4f} | | | {r['seconds']:.1f} | yes |")
     for model in args.model or [str(ROOT / "models" / "default")]:
-        reference = run(model, "torch")
+        own = run(model, "torch")
+        reference = baseline or own
         shipped = run(model, "onnx")
-        for runtime, result in (("torch", reference), ("as shipped", shipped)):
+        for runtime, result in (("torch", own), ("as shipped", shipped)):
             for name in SETS:
                 r, ref = result[name], reference[name]
                 lines.append(f"| {Path(model).name} | {runtime} | {name} | {r['score']:.4f} | {r['hits@1']:.4f} "

@@ -5,12 +5,20 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Callable
 
+from pictorank.features.cosine import seed_names
+from pictorank.ranker.runtime import DEFAULT_QUANTIZATION
 from pictorank.train.finetune import FinetuneParams
 
 Log = Callable[[str], None]  # where training reports progress (print, or nothing with --quiet)
 
 MIN_ANSWERS = 2  # out-of-fold features hold answers out: with one answer there is nothing to hold out
 ROWS_PER_LEAF = 20  # on a small table a leaf needs at most 1/20 of the option rows (see `sized_for`)
+
+# The seed template's columns are left out by default (issue 11): the template is a clue's
+# costliest string (46 tokens on average, against 16 for the joined text), so without them a new
+# clue costs a third of the encoder time; on val they are worth -0.0016 score and +0.005 Hits@1
+# (bench/runtime.py, the README's speed section).
+SEED_COLUMNS: tuple[str, ...] = tuple(n for space in ("base", "ft") for n in seed_names(space))
 
 DEFAULT_GRID: tuple[dict[str, Any], ...] = (
     {"num_leaves": 4, "min_child_samples": 50, "learning_rate": 0.05},
@@ -28,7 +36,8 @@ class TrainConfig:
     finetune : False skips fine-tuning: the ``ft_*`` columns then repeat the base encoder.
     oof_epochs / final_epochs : fine-tuning epochs of each fold's encoder / of the final one.
         The fold encoders are shorter (they are thrown away) to keep training under 15 minutes.
-    drop_groups : feature prefixes left out (ablations), e.g. ("ft_",) or ("lex_",).
+    drop_groups : feature prefixes left out (ablations), e.g. ("ft_",) or ("lex_",); by default
+        the seed template's columns (SEED_COLUMNS).
     unfamiliar_groups : besides the OOF rows, every train clue is built once more as it would
         look far from home (pictorank.train.oof.unfamiliar_features): its answer kind held out
         of a fold's encoder and tables, a share of the descriptions unknown, options of that
@@ -39,7 +48,8 @@ class TrainConfig:
     fallback : the trained ranker blends its scores towards plain cosine by the share of a
         clue's descriptions train never saw (pictorank.ranker.fallback).
     quantization : how the saved model's encoders are exported to ONNX for inference ('int8',
-        'fp32'; None: no export, the model runs on PyTorch); see pictorank.ranker.runtime.
+        'fp32', or per encoder as 'base=int8,ft=fp32', the default; None: no export, the model
+        runs on PyTorch); see pictorank.ranker.runtime.
     """
 
     folds: int = 3
@@ -55,12 +65,12 @@ class TrainConfig:
     n_estimators: int = 600
     early_stopping_rounds: int = 50
     num_threads: int = 2
-    drop_groups: tuple[str, ...] = ()
+    drop_groups: tuple[str, ...] = SEED_COLUMNS
     unfamiliar_groups: int = 2
     answer_kinds: int = 8
     hidden_descriptions: float = 0.5
     fallback: bool = True
-    quantization: str | None = "int8"
+    quantization: str | None = DEFAULT_QUANTIZATION
 
     def finetune_params(self, epochs: float) -> FinetuneParams:
         return FinetuneParams(

@@ -98,8 +98,8 @@ def train_command(
     ranker, tables = fit_learned_ranker(train, val, encoder, config, log)
     config = tables.sized(config)  # what was really run, for the metadata
     train_seconds = time.perf_counter() - started
-    ranked_val = ranker.rank_with_scores(val)
-    result = evaluate_rankings(val_puzzles, [ranking for ranking, _ in ranked_val])
+    ranked_val = ranker.rank_with_confidence(val)
+    result = evaluate_rankings(val_puzzles, [ranking for ranking, *_ in ranked_val])
     metadata = {
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "versions": library_versions(),
@@ -119,14 +119,16 @@ def train_command(
     options = sorted({o for q in (*train, *val) for o in q.options})
     started = time.perf_counter()
     ranker.save(out_dir, metadata=metadata, force=force, vocabulary=(sorted(vocab.descriptions.values()), options))
-    log(f"saved {out_dir} with its ONNX encoders and {len(options)} options' embeddings in "
-        f"{time.perf_counter() - started:.1f} s")
+    if config.quantization is not None:
+        log(f"saved {out_dir} with its ONNX encoders ({config.quantization}) and {len(options)} options' "
+            f"embeddings in {time.perf_counter() - started:.1f} s")
     return {**ranker.training, **metadata}
 
 
-def _val_calibration(ranker: LearnedRanker, val: Sequence[Query], ranked: list[tuple[list[str], list[float]]]) -> dict[str, Any]:
-    """How well the confidence matches val's outcomes (val only stopped LightGBM early)."""
-    confidences = [ranker.confidence(scores) for _, scores in ranked]
-    correct = [ranking[0] == query.answer for query, (ranking, _) in zip(val, ranked)]
+def _val_calibration(ranker: LearnedRanker, val: Sequence[Query], ranked: list[tuple]) -> dict[str, Any]:
+    """How well the confidence matches val's outcomes (val only stopped LightGBM early);
+    `ranked` as `rank_with_confidence` returns it."""
+    confidences = [confidence for _, _, confidence, _ in ranked]
+    correct = [ranking[0] == query.answer for query, (ranking, *_) in zip(val, ranked)]
     return {"ece": expected_calibration_error(confidences, correct), "mean_confidence": float(np.mean(confidences)),
             "hits@1": float(np.mean(correct)), "rows": len(val)}
