@@ -103,3 +103,36 @@ def test_a_model_from_before_issue_10_still_loads_and_ranks_with_lightgbm_alone(
     query = Query(("money-mouth face", "chart increasing"), ("big business", "dry land", "cozy room"))
     old.fallback = False
     np.testing.assert_allclose(loaded.score([query])[0], old.score([query])[0], rtol=1e-6)
+
+
+def test_a_blended_rows_confidence_mixes_both_experts_calibrations():
+    from pictorank.ranker.calibration import Calibrator
+    from pictorank.ranker.fallback import blended_confidence
+
+    lightgbm = Calibrator((1.0, 2.0, -0.5), 0.0)
+    cosine = Calibrator((5.0, 20.0, -1.0), -2.0)
+    learned, cos = np.array([2.0, 0.0, -1.0]), np.array([0.2, 0.6, 0.1])
+    alone = lightgbm.probability([2.0, 0.0, -1.0])
+    assert blended_confidence(learned, cos, 1.0, 0, lightgbm, cosine) == pytest.approx(alone)
+    # option 0 is LightGBM's choice but not cosine's: cosine's part is its (low) belief in option 0
+    from_cosine = cosine.probability([0.2, 0.6, 0.6])
+    assert from_cosine < cosine.probability([0.6, 0.2, 0.1])
+    assert blended_confidence(learned, cos, 0.0, 0, lightgbm, cosine) == pytest.approx(0.5 * alone + 0.5 * from_cosine)
+    assert blended_confidence(learned, cos, 0.75, 0, lightgbm, cosine) == pytest.approx((alone + 0.25 * from_cosine) / 1.25)
+    assert blended_confidence(learned, cos, 0.0, 0, lightgbm, None) == pytest.approx(alone)
+
+
+def test_an_unseen_vocabulary_gets_the_mixed_confidence_and_a_bliss_clue_lightgbms(small_learned):
+    from pictorank.ranker.calibration import shipped_calibrator
+
+    ranker = copy.copy(small_learned)
+    ranker.fallback, ranker.cosine_calibrator = True, shipped_calibrator("cosine")
+    emoji = Query(("money-mouth face", "chart increasing"), ("big business", "dry land", "cozy room"))
+    ranking, scores, confidence, _ = ranker.rank_with_confidence([emoji])[0]
+    table = ranker.extractor.transform([emoji])
+    raw = ranker.booster.predict(table[ranker.feature_names].to_numpy())
+    chosen = emoji.options.index(ranking[0])
+    expected = 0.5 * ranker.calibrator.probability_of(raw, chosen) + \
+        0.5 * ranker.cosine_calibrator.probability_of(table["base_cos_joined"].to_numpy(), chosen)
+    assert confidence == pytest.approx(expected)
+    assert confidence != pytest.approx(ranker.confidence(scores))  # not LightGBM's reading of blended scores

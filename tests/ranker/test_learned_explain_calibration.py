@@ -76,3 +76,19 @@ def test_a_model_directory_from_before_calibration_loads_without_confidence(smal
     ranker = load_ranker(older, encoder=small_learned.encoder)
     assert ranker.calibrator is None and ranker.confidence([1.0, 0.0]) is None
     assert np.allclose(ranker.score([CLUE])[0], small_learned.score([CLUE])[0])
+
+
+def test_probability_of_the_first_choice_is_the_sorted_probability(small_learned):
+    calibrator = small_learned.calibrator
+    scores = [0.3, 2.0, -1.0, 1.5]
+    assert calibrator.probability_of(scores, 1) == pytest.approx(calibrator.probability([2.0, 1.5, 0.3, -1.0]))
+    assert calibrator.probability_of(scores, 3) < calibrator.probability_of(scores, 1)  # a negative margin
+
+
+def test_rank_with_confidence_agrees_with_rank_and_explain(small_learned, held_out):
+    plain = small_learned.rank_with_confidence(held_out[:5])
+    explained = small_learned.rank_with_confidence(held_out[:5], explain=3)
+    for (ranking, scores, confidence, none), (ranking2, scores2, confidence2, explanations) in zip(plain, explained):
+        assert ranking == ranking2 and confidence == pytest.approx(confidence2) and none == []
+        assert len(explanations) == min(3, len(ranking)) and 0.0 <= confidence <= 1.0
+    assert [r for r, *_ in plain] == small_learned.rank(held_out[:5])

@@ -198,17 +198,15 @@ class RankingService:
         return [results[i] for i in range(len(clues))]
 
     def _rank_rows(self, queries: Sequence[Query], explain: int) -> list[Ranked]:
-        if explain == 0:
-            return [Ranked(ranking, scores) for ranking, scores in self.ranker.rank_with_scores(queries)]
-        return [Ranked(ranking, scores, None, explanations)
-                for ranking, scores, explanations in self.ranker.rank_explained(queries, explain)]
+        return [Ranked(ranking, scores, confidence, explanations if explain else None)
+                for ranking, scores, confidence, explanations in self.ranker.rank_with_confidence(queries, explain)]
 
     def _with_confidence(self, clue: Clue, ranked: Ranked) -> Ranked:
         """Confidence only for given options: the calibration was fitted on such rankings, and an
         open-vocabulary ranking may not hold the answer at all."""
         if clue.options is None:
-            return ranked
-        return Ranked(ranked.ranking, ranked.scores, self.ranker.confidence(ranked.scores), ranked.explanations)
+            return Ranked(ranked.ranking, ranked.scores, None, ranked.explanations)
+        return ranked
 
     def _queries(self, clues: Sequence[Clue]) -> list[Query]:
         """The ranker's queries without excluded words: open-vocabulary clues get the index's words

@@ -53,6 +53,20 @@ class Ranker(ABC):
         first), or None when this ranker has no calibration."""
         return None if self.calibrator is None else self.calibrator.probability(scores)
 
+    def rank_with_confidence(
+        self, queries: Sequence[Query], explain: int = 0
+    ) -> list[tuple[list[str], list[float], float | None, list[Explanation]]]:
+        """Rankings with the probability that each first option is the answer (None without a
+        calibration) and, for `explain` > 0, explanations of the first `explain` options.
+
+        The one call the service makes: a ranker whose confidence needs more than the final
+        scores (the learned ranker's blend for unseen vocabularies) overrides it."""
+        if explain > 0:
+            rows = self.rank_explained(queries, explain)
+        else:
+            rows = [(ranking, scores, []) for ranking, scores in self.rank_with_scores(queries)]
+        return [(ranking, scores, self.confidence(scores), explanations) for ranking, scores, explanations in rows]
+
     def rank_explained(
         self, queries: Sequence[Query], top_k: int
     ) -> list[tuple[list[str], list[float], list[Explanation]]]:

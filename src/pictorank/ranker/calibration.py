@@ -60,6 +60,18 @@ class Calibrator:
             return None
         return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 
+    def probability_of(self, scores: Sequence[float], chosen: int) -> float | None:
+        """The calibrated probability that option `chosen` is the answer, from one expert's scores
+        of all options in any order: its score, its margin over the best other option (negative
+        when this expert prefers another) and the number of options. For the expert's own first
+        choice it equals `probability` of the sorted scores."""
+        if len(scores) == 0:
+            return None
+        others = [float(s) for i, s in enumerate(scores) if i != chosen]
+        top = float(scores[chosen])
+        runner_up = max(others) if others else top
+        return self.probability([top, runner_up, *[runner_up] * (len(scores) - 2)])
+
     def to_json(self) -> dict[str, Any]:
         return {
             "kind": "platt", "features": list(FEATURES), "coef": list(self.coef), "intercept": self.intercept,

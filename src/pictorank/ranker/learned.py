@@ -36,8 +36,8 @@ from pictorank.errors import ModelError
 from pictorank.features import FeatureExtractor, feature_names
 from pictorank.query import Query
 from pictorank.ranker.base import CONFIG_FILE, Ranker
-from pictorank.ranker.calibration import CALIBRATION_FILE, Calibrator
-from pictorank.ranker.fallback import COSINE_COLUMN, KNOWN_COLUMN, blend_rows
+from pictorank.ranker.calibration import CALIBRATION_FILE, Calibrator, shipped_calibrator
+from pictorank.ranker.fallback import COSINE_COLUMN, KNOWN_COLUMN, blend_rows, blended_confidence, unseen_weight
 from pictorank.ranker.explain import Explanation, hint_similarities, learned_explanation
 from pictorank.ranker.runtime import DEFAULT_QUANTIZATION, load_runtime_encoders, preload_vocabulary, write_runtime
 
@@ -99,6 +99,8 @@ class LearnedRanker(Ranker):
         self.training = dict(training or {})
         self.calibrator = calibrator
         self.fallback = fallback
+        # Cosine's calibration, shipped with the package: half of a blended row's confidence.
+        self.cosine_calibrator = shipped_calibrator("cosine") if fallback else None
         self.quantization = quantization
         self.finetuned_id = finetuned_id
         # What transform must compute: the booster's columns and the blend's (ranker.fallback).
@@ -122,21 +124,56 @@ class LearnedRanker(Ranker):
     def score(self, queries: Sequence[Query]) -> list[np.ndarray]:
         if not queries:
             return []
-        _, scores = self._table_and_scores(queries)
+        _, scores, _ = self._table_and_scores(queries)
         return scores
 
-    def _table_and_scores(self, queries: Sequence[Query]) -> tuple[np.ndarray, list[np.ndarray]]:
-        """The feature rows of every (query, option) and each query's scores (explanations reuse the rows)."""
+    def _table_and_scores(self, queries: Sequence[Query]) -> tuple[np.ndarray, list[np.ndarray], list[float | None]]:
+        """The feature rows of every (query, option), each query's scores (explanations reuse the
+        rows) and how sure each ranking is (`_confidences`)."""
         full = self.extractor.transform(queries, needed=self.needed_columns)
         table = full[self.feature_names].to_numpy()
         # LightGBM gets its threads only for large batches: for a few rows they cost more than they save.
         threads = 1 if len(queries) < SMALL_BATCH else self.num_threads
         predictions = self.booster.predict(table, num_threads=threads)
         bounds = np.cumsum([0] + [len(q.options) for q in queries])
-        scores = [predictions[bounds[i] : bounds[i + 1]] for i in range(len(queries))]
-        if self.fallback:  # clues from an unseen vocabulary lean on plain cosine too (ranker.fallback)
-            scores = blend_rows(scores, full[COSINE_COLUMN].to_numpy(), full[KNOWN_COLUMN].to_numpy())
-        return table, scores
+        learned = [predictions[bounds[i] : bounds[i + 1]] for i in range(len(queries))]
+        if not self.fallback:
+            return table, learned, [self.confidence(sorted(row, reverse=True)) for row in learned]
+        # clues from an unseen vocabulary lean on plain cosine too (ranker.fallback)
+        cosine, known = full[COSINE_COLUMN].to_numpy(), full[KNOWN_COLUMN].to_numpy()
+        scores = blend_rows(learned, cosine, known)
+        return table, scores, self._confidences(learned, scores, cosine, known, bounds)
+
+    def _confidences(self, learned: list[np.ndarray], scores: list[np.ndarray], cosine: np.ndarray,
+                     known: np.ndarray, bounds: np.ndarray) -> list[float | None]:
+        """P(first option right) per blended row: LightGBM's calibration for clues of the training
+        vocabulary; for the others, mixed with cosine's by the blend weight (ranker.fallback)."""
+        if self.calibrator is None:
+            return [None] * len(scores)
+        confidences: list[float | None] = []
+        for i, (raw, final) in enumerate(zip(learned, scores)):
+            row_known = float(known[bounds[i]]) if len(raw) else 1.0
+            if len(raw) == 0 or unseen_weight(row_known) == 0.0:
+                confidences.append(self.confidence(sorted(final, reverse=True)))
+                continue
+            confidences.append(blended_confidence(raw, cosine[bounds[i] : bounds[i + 1]], row_known,
+                                                  int(np.argmax(final)), self.calibrator, self.cosine_calibrator))
+        return confidences
+
+    def rank_with_confidence(
+        self, queries: Sequence[Query], explain: int = 0
+    ) -> list[tuple[list[str], list[float], float | None, list[Explanation]]]:
+        """See Ranker.rank_with_confidence: here the features are built once for all three."""
+        if not queries:
+            return []
+        table, scores, confidences = self._table_and_scores(queries)
+        explained = self._explained(queries, table, scores, explain) if explain > 0 else [[] for _ in queries]
+        results = []
+        for query, query_scores, confidence, explanations in zip(queries, scores, confidences, explained):
+            order = np.argsort(-query_scores, kind="stable")
+            results.append(([query.options[i] for i in order], [float(query_scores[i]) for i in order],
+                            confidence, explanations))
+        return results
 
     def rank_explained(
         self, queries: Sequence[Query], top_k: int
@@ -147,14 +184,16 @@ class LearnedRanker(Ranker):
         The feature table is built once for scoring and explaining; only the explained rows go
         through `pred_contrib`, so explaining 10 options costs a fraction of the ranking itself.
         """
-        if not queries:
-            return []
-        table, scores = self._table_and_scores(queries)
+        return [(ranking, scores, explanations)
+                for ranking, scores, _, explanations in self.rank_with_confidence(queries, top_k)]
+
+    def _explained(self, queries: Sequence[Query], table: np.ndarray, scores: list[np.ndarray],
+                   top_k: int) -> list[list[Explanation]]:
+        """Explanations of each query's first `top_k` options from the rows already built."""
         encoder = self.extractor.encoders()["ft"]  # the space the ranker leans on most
         start, results = 0, []
         for query, query_scores in zip(queries, scores):
-            order = np.argsort(-query_scores, kind="stable")
-            shown = order[:top_k]
+            shown = np.argsort(-query_scores, kind="stable")[:top_k]
             contributions = self.booster.predict(table[start + shown], pred_contrib=True, num_threads=1)
             options = [query.options[i] for i in shown]
             sims = hint_similarities(encoder.encode(options), encoder.encode(list(query.hints)))
@@ -162,7 +201,7 @@ class LearnedRanker(Ranker):
                             for o, c, s in zip(options, contributions, sims)]
             if self.fallback:  # a blended row's score is no longer LightGBM's sum: say what the blend added
                 explanations = [_with_blend(e, float(query_scores[i])) for e, i in zip(explanations, shown)]
-            results.append(([query.options[i] for i in order], [float(query_scores[i]) for i in order], explanations))
+            results.append(explanations)
             start += len(query.options)
         return results
 
