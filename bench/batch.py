@@ -1,6 +1,13 @@
 """Batch ranking benchmark: seed vs cosine (cold and warm disk cache), speed, memory and quality.
 
     .venv/bin/python bench/batch.py            # ranks all of val; about 1-2 minutes
+    .venv/bin/python bench/batch.py --never-seen-only --model models/default   # issue 11's table only
+
+First, never-seen input (issue 11): whole `pictorank predict` processes on test.csv, each with an
+empty cache directory of its own (imports, model load, encoding, ranking and writing included),
+beside the task's seed script (the seed worker below, on test.csv, whole process); then the same
+command on 20,000 rows (test.csv's rows repeated in order, new ids), where "rank s" is the CLI's
+own figure, after loading. `--model DIR` adds a model (default: models/default when it exists).
 
 Each method runs in its own fresh Python process, one after another, so that peak memory
 (`ru_maxrss`, which counts torch and the model, unlike tracemalloc) belongs to that method alone.
@@ -30,8 +37,10 @@ informative one.
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -201,10 +210,70 @@ def settings_table(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def predict_run(input_csv: Path, model: str | None, method: str | None, cache_dir: str) -> dict[str, Any]:
+    """One whole `pictorank predict` process: its wall time, CPU time, peak RSS and ranking seconds."""
+    # /usr/bin/time reports this process's own peak RSS (getrusage's children figure is the largest child so far)
+    command = ["/usr/bin/time", "-f", "peak_rss_kb=%M", str(Path(sys.executable).with_name("pictorank")), "predict", "--input", str(input_csv),
+               "--hints", str(DATA / "hint_descriptions.csv"), "--output", str(Path(cache_dir) / "submission.csv"),
+               "--cache-dir", cache_dir]
+    command += ["--model", model] if model else ["--method", method or "cosine"]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        sys.exit(f"{command} failed:\n{done.stderr[-3000:]}")
+    found = re.search(r"rows ranked by \S+ in ([0-9.]+) s", done.stderr)
+    rss = re.search(r"peak_rss_kb=([0-9]+)", done.stderr)
+    return {"process_s": seconds, "cpu_s": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
+            "rank_s": float(found.group(1)) if found else float("nan"),
+            "peak_rss_mb": int(rss.group(1)) / 1024 if rss else float("nan")}
+
+
+def repeated_rows(source: Path, rows: int, target: Path) -> Path:
+    """`rows` rows of `source` repeated in order, with new ids: a large batch of real traffic."""
+    with open(source, newline="", encoding="utf-8") as handle:
+        reader = csv.reader(handle)
+        header, body = next(reader), list(reader)
+    with open(target, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        for i in range(rows):
+            writer.writerow([f"big_{i:06d}", *body[i % len(body)][1:]])
+    return target
+
+
+def never_seen_table(models: list[str], big_rows: int) -> str:
+    """Whole processes from empty caches on test.csv (and `big_rows` rows), against the seed script."""
+    lines = ["| run | input | process s | vs seed script | CPU s | rank s (after loading) | rows/s after loading "
+             "| peak RSS MB |", "|---|---|---|---|---|---|---|---|"]
+    test_rows = len(load_puzzles(DATA / "test.csv", load_hints(DATA / "hint_descriptions.csv")))
+    with tempfile.TemporaryDirectory(prefix="pictorank-never-seen-") as root:
+        print("never seen: seed script on test.csv ...", file=sys.stderr)
+        seed, seed_process = run_in_subprocess(["--worker", "seed", "--split", "test", "--data", str(DATA)])
+        lines.append(f"| seed (task script) | test.csv | {seed_process:.1f} | 1.0x | - | {seed['rank_s']:.1f} "
+                     f"| {test_rows / seed['rank_s']:.0f} | {seed['peak_rss_mb']:.0f} |")
+        big = repeated_rows(DATA / "test.csv", big_rows, Path(root) / "big.csv")
+        for name, model, method in [("cosine", None, "cosine"), *((Path(m).name, m, None) for m in models)]:
+            for label, input_csv, rows in (("test.csv", DATA / "test.csv", test_rows), (f"{big_rows:,} rows", big, big_rows)):
+                print(f"never seen: {name} on {label} ...", file=sys.stderr)
+                run = predict_run(input_csv, model, method, tempfile.mkdtemp(dir=root))
+                ratio = f"{seed_process / run['process_s']:.1f}x" if label == "test.csv" else "-"
+                lines.append(f"| {name} | {label} | {run['process_s']:.1f} | {ratio} | {run['cpu_s']:.1f} "
+                             f"| {run['rank_s']:.1f} | {rows / run['rank_s']:.0f} | {run['peak_rss_mb']:.0f} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", default="val", help="file of --data to rank for the speed table (default: val)")
     parser.add_argument("--data", type=Path, default=DATA, help="directory with the task's CSV files")
+    parser.add_argument("--model", action="append", default=[], help="model directory for the never-seen table "
+                        "(repeatable; default models/default when it exists)")
+    parser.add_argument("--big-rows", type=int, default=20_000, help="rows of the large never-seen run (default 20,000)")
+    parser.add_argument("--never-seen-only", action="store_true", help="only the never-seen table (issue 11)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--cache-dir", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -218,6 +287,13 @@ def main() -> None:
 
     _, puzzles = load_split(args.data, args.split)
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", file=sys.stderr)
+    models = args.model or ([str(ROOT / "models" / "default")] if (ROOT / "models" / "default" / "ranker.json").is_file() else [])
+    load_start = os.getloadavg()[0]
+    print("## Never-seen input: whole `pictorank predict` processes, each from an empty cache\n")
+    print(never_seen_table(models, args.big_rows))
+    print(f"\nload average (1 min) {load_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end, on {os.cpu_count()} cores\n")
+    if args.never_seen_only:
+        return
     with tempfile.TemporaryDirectory(prefix="pictorank-bench-") as cache_dir:
         runs = []
         for method in ("seed", "cosine-cold", "cosine-warm", *COLD_RUNS):
