@@ -94,3 +94,20 @@ def test_evaluation_measures_agreement_and_guessability(suggester: Suggester, va
     assert result["agreement"]["rows"] == 6 and len(seconds) == 6
     assert 0 <= result["agreement"]["set_f1"] <= 1
     assert set(result["guessers"]["seed"]) == {"suggested", "human"}
+
+
+def test_the_model_is_tied_to_the_encoder_it_was_fitted_with(clue_model: ClueModel, encoder, vocab, train_puzzles,
+                                                              tmp_path: Path) -> None:
+    """An ONNX int8 export (the base encoder a learned model may hand the service) gives other
+    vectors than PyTorch: a model fitted on one is never read back or scored with the other."""
+    from pictorank.encoder import Encoder
+    from pictorank.suggest.model import fitted_key
+
+    onnx = Encoder(model=encoder.model, model_id=f"{encoder.model_id}+onnx-int8")
+    queries, descriptions = to_queries(train_puzzles[:SLICE], vocab), list(vocab.descriptions.values())
+    assert fitted_key(ClueModel(encoder, **SMALL), queries, descriptions) != fitted_key(ClueModel(onnx, **SMALL), queries, descriptions)
+    clue_model.save(tmp_path / "model")
+    with pytest.raises(ModelError, match="fitted with encoder"):
+        ClueModel.load(tmp_path / "model", onnx)
+    with pytest.raises(UsageError, match="fitted with encoder"):
+        Suggester(clue_model, vocab, SeedRanker(onnx), onnx)

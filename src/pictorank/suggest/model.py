@@ -299,7 +299,7 @@ class ClueModel:
         )
         config = {
             "params": self.get_params(), "key": key, "versions": library_versions(),
-            "base_model": base_model_version(), "descriptions": self.descriptions_,
+            "base_model": base_model_version(), "encoder": self.encoder.model_id, "descriptions": self.descriptions_,
             "clues": [[c.answer, list(c.pictograms)] for c in self.clues_], "mean_length": self.mean_length_,
             "boosters": {t: b.model_to_string() for t, b in self.boosters_.items()},
         }
@@ -322,6 +322,8 @@ class ClueModel:
         check_versions(config.get("versions"), directory / CONFIG_FILE)
         if config.get("base_model") != base_model_version():
             raise ModelError(f"{directory}: made with encoder {config.get('base_model')!r}, installed is {base_model_version()!r}")
+        if config.get("encoder") != encoder.model_id:  # e.g. fitted on PyTorch's vectors, handed an int8 ONNX export
+            raise ModelError(f"{directory}: fitted with encoder {config.get('encoder')!r}, not {encoder.model_id!r}")
         try:
             model = cls(encoder, **config["params"])
             model.descriptions_ = list(config["descriptions"])
@@ -349,10 +351,12 @@ class ClueModel:
 
 
 def fitted_key(model: ClueModel, queries: Sequence[Query], descriptions: Sequence[str]) -> str:
-    """A digest of everything a fit depends on: same key, same fitted model."""
+    """A digest of everything a fit depends on: same key, same fitted model. The encoder's
+    `model_id` is part of it: an ONNX export's vectors (`<base>+onnx-int8`, which a learned model
+    may hand the service) differ from PyTorch's, and the classifiers' numbers with them."""
     clues = sorted({(q.answer or "", q.hints) for q in queries})
     blob = json.dumps([model.get_params(), list(dict.fromkeys(descriptions)), clues, base_model_version(),
-                       library_versions()], ensure_ascii=False)
+                       model.encoder.model_id, library_versions()], ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 

@@ -100,7 +100,8 @@ class Suggester:
     model : a fitted ClueModel (what train clues teach).
     vocabulary : the pictograms that may be used (ids and descriptions).
     guesser : the ranker whose choice the clue must win (e.g. the task's seed baseline).
-    encoder : the base encoder the model was fitted with.
+    encoder : the base encoder the model was fitted with (same `model_id`, else UsageError: an
+        ONNX int8 export's vectors are not PyTorch's).
     win_bonus : what winning the guesser is worth in likeness (inf: a winner always beats a loser).
     main_ideas, specifiers, shortlist : candidate counts (see the constants above).
     """
@@ -110,6 +111,9 @@ class Suggester:
                  win_bonus: float = WIN_BONUS) -> None:
         if not win_bonus >= 0:
             raise UsageError(f"win_bonus must be 0 or more, not {win_bonus!r}")
+        if encoder.model_id != model.encoder.model_id:  # words must be embedded as the model's were
+            raise UsageError(f"the clue model was fitted with encoder {model.encoder.model_id!r}, "
+                             f"not {encoder.model_id!r}: score with the one it was fitted with")
         self.win_bonus = win_bonus
         self.model = model
         self.guesser = guesser
