@@ -46,20 +46,25 @@ def fit_ranker_from_tables(tables: TrainingTables, config: TrainConfig, log: Log
     model = fit_booster(X, tables.y_train, tables.sizes_train, X_val, tables.y_val, tables.sizes_val, params, config)
     log(f"LambdaMART {params}: {model.best_iteration_} trees (early stopping on val)")
     calibrator = _calibrate(tables, X, params, int(model.best_iteration_), config)
-    log(f"confidence calibrated on {calibrator.rows} out-of-fold rankings (first right in {calibrator.accuracy:.1%})")
+    if calibrator is None:
+        log("no confidence calibration: the held-out rankings' first options were all right or all wrong")
+    else:
+        log(f"confidence calibrated on {calibrator.rows} out-of-fold rankings (first right in {calibrator.accuracy:.1%})")
     training = {"lgbm_params": params, "cv": cv_results, "trees": int(model.best_iteration_),
                 "lgbm_seconds": time.perf_counter() - started}
     return LearnedRanker(tables.extractor, model.booster_, columns, tables.finetuned_model, config.num_threads,
                          training, calibrator, fallback=config.fallback, quantization=config.quantization)
 
 
-def _calibrate(tables: TrainingTables, X, params: dict[str, Any], trees: int, config: TrainConfig) -> Calibrator:
+def _calibrate(tables: TrainingTables, X, params: dict[str, Any], trees: int, config: TrainConfig) -> Calibrator | None:
     """Confidence calibration from held-out CV scores of the OOF train table (never the final
     booster's scores of its own training rows, which are overconfident)."""
     scores = held_out_scores(X, tables.y_train, tables.sizes_train, tables.folds, params, trees, config)
     bounds = np.cumsum([0, *tables.sizes_train])
     labels = [tables.y_train[bounds[i] : bounds[i + 1]] for i in range(len(tables.sizes_train))]
     sorted_scores, correct = first_is_right(scores, labels)
+    if len(set(correct)) < 2:  # a tiny training set may rank every held-out row right: nothing to calibrate
+        return None
     return fit_calibrator(sorted_scores, correct, f"out-of-fold {config.cv_folds}-fold CV scores of the train rows")
 
 
