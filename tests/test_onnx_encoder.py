@@ -146,3 +146,12 @@ def test_seed_columns_are_not_encoded_when_the_model_does_not_read_them(small_le
     before = set(encoder._vectors)
     ranker.extractor.transform([query], needed=ranker.needed_columns)
     assert not any(t.startswith("The following hints") for t in set(encoder._vectors) - before)
+
+
+def test_quantisation_may_differ_per_encoder():
+    from pictorank.ranker.runtime import space_quantization
+
+    assert space_quantization("int8", "ft") == "int8"
+    assert [space_quantization("base=int8,ft=fp32", s) for s in ("base", "ft")] == ["int8", "fp32"]
+    with pytest.raises(ModelError, match="no quantisation for the 'ft' encoder"):
+        space_quantization("base=int8", "ft")
