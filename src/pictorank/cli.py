@@ -168,10 +168,21 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _quantization_arg(text: str) -> str:
+    """--quantization checked before any training: int8, fp32, none, or base=<q>,ft=<q>."""
+    kinds = ("int8", "fp32")
+    parts = dict(p.split("=", 1) for p in text.split(",") if "=" in p) if "=" in text else {}
+    if text in (*kinds, "none") or (set(parts) == {"base", "ft"} and set(parts.values()) <= set(kinds)
+                                    and len(parts) == text.count(",") + 1):
+        return text
+    raise argparse.ArgumentTypeError(f"{text!r}: use int8, fp32, none, or base=int8,ft=fp32")
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     """Train the learned ranker (pictorank.train) and write its model directory."""
     cache_dir = _cache_dir(args)
-    config = TrainConfig(finetune=not args.no_finetune, seed=args.seed)
+    quantization = None if args.quantization == "none" else args.quantization
+    config = TrainConfig(finetune=not args.no_finetune, seed=args.seed, quantization=quantization)
     log = (lambda message: None) if args.quiet else (lambda message: print(message, file=sys.stderr))
     metadata = train_command(args.train, args.val, args.hints, args.out, config, Encoder(cache_dir=cache_dir), log,
                              force=args.force)
@@ -324,6 +335,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_force_arg(train, "--out DIR")
     train.add_argument("--seed", type=int, default=13, help="seed of every random source (default 13)")
     train.add_argument("--no-finetune", action="store_true", help="skip encoder fine-tuning (fast, weaker)")
+    train.add_argument("--quantization", default=TrainConfig.quantization, type=_quantization_arg,
+                       help="ONNX export of the encoders for inference: int8, fp32, per encoder as "
+                       f"base=int8,ft=fp32 (default {TrainConfig.quantization}), or none (the model runs on PyTorch)")
     _add_cache_args(train)
     train.set_defaults(func=cmd_train)
 
