@@ -15,6 +15,19 @@ vocabulary (nothing depends on a particular hint id or word):
                  the pictogram names a part of the word (:mod:`pictorank.suggest.parts`)
     log_first, log_rest
                  how often train uses the pictogram as main idea / specifier at all
+    first_share  of the train clues that use the pictogram, the share that make it the main idea:
+                 whether it is a classifier in general (learned from whatever train is given, so
+                 it holds for a new vocabulary's own train file)
+    centroid_first, centroid_rest
+                 cosine of the word to the mean embedding of the train answers whose clue has the
+                 pictogram as main idea / specifier (-1 if none): a nearest-centroid vote in which
+                 every user of the pictogram counts, not only the word's nearest
+    nearest_similarity
+                 the word's cosine to its nearest train answer: how far the neighbours' votes
+                 can be trusted
+    wide_first, wide_rest
+                 the neighbours' vote at temperature 0.2 (near similarity-weighted) beside the
+                 sharp one of knn_first / knn_rest
     *_gap, *_rank
                  each of the first five against the word's other pictograms: the distance to
                  the best one, and log(1 + rank). A classifier that sees one pictogram at a time
@@ -54,7 +67,9 @@ SIGNALS = ("probe", "knn_first", "knn_rest", "cos_description", "cos_synonym")
 FEATURES = (
     *SIGNALS, "head", "modifier", "parenthesis", "log_first", "log_rest",
     *(f"{name}_gap" for name in SIGNALS), *(f"{name}_rank" for name in SIGNALS),
+    "centroid_first", "centroid_rest", "first_share", "nearest_similarity", "wide_first", "wide_rest",
 )
+WIDE_TEMPERATURE = 0.2  # the broad neighbour vote: nearly proportional to similarity among the 50
 TARGETS = ("first", "rest", "any")
 CONFIG_FILE, ARRAYS_FILE = "clue_model.json", "clue_model.npz"
 # Candidate pictograms per word that the classifiers score: the best few by each signal, plus
@@ -95,8 +110,12 @@ class Memory:
         for row, clue in enumerate(clues):
             self.first[row, clue.pictograms[0]] = 1.0
             self.rest[row, list(clue.pictograms[1:])] = 1.0
-        self.log_first = np.log1p(self.first.sum(0))
-        self.log_rest = np.log1p(self.rest.sum(0))
+        first_count, rest_count = self.first.sum(0), self.rest.sum(0)
+        self.log_first = np.log1p(first_count)
+        self.log_rest = np.log1p(rest_count)
+        self.first_share = (first_count + 0.5) / (first_count + rest_count + 1.0)  # 0.5 when never used
+        self.centroid_first = _centroids(self.first, vectors)
+        self.centroid_rest = _centroids(self.rest, vectors)
         self.neighbours = neighbours
         self.temperature = temperature
         self.probe_c = probe_c
@@ -116,16 +135,19 @@ class Memory:
         out[:, self.probe.classes_] += self.probe.predict_proba(vectors)
         return np.log(out)
 
-    def nearest(self, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The nearest train clues of each word and their softmax weights (sum 1 per word)."""
+    def nearest(self, vectors: np.ndarray, temperature: float | None = None,
+                with_similarity: bool = False) -> tuple[np.ndarray, ...]:
+        """The nearest train clues of each word and their softmax weights (sum 1 per word), at
+        the model's temperature unless another is given; and their cosines if asked."""
         similarity = vectors @ self.vectors.T
         k = min(self.neighbours, similarity.shape[1])
         rows = np.argpartition(-similarity, k - 1, axis=1)[:, :k]
         best = np.take_along_axis(similarity, rows, 1)
         order = np.argsort(-best, axis=1)
         rows, best = np.take_along_axis(rows, order, 1), np.take_along_axis(best, order, 1)
-        weights = np.exp((best - best[:, :1]) / self.temperature)
-        return rows, weights / weights.sum(1, keepdims=True)
+        weights = np.exp((best - best[:, :1]) / (temperature or self.temperature))
+        weights /= weights.sum(1, keepdims=True)
+        return (rows, weights, best) if with_similarity else (rows, weights)
 
 
 class ClueModel:
@@ -229,9 +251,16 @@ class ClueModel:
     # -- scoring ------------------------------------------------------------------------------
     def _features(self, memory: Memory, words: Sequence[str], vectors: np.ndarray) -> np.ndarray:
         """(words, descriptions, FEATURES) numbers of every pictogram for every word."""
-        rows, weights = memory.nearest(vectors)
+        rows, weights, similarity = memory.nearest(vectors, with_similarity=True)
         knn_first = np.einsum("nk,nkm->nm", weights, memory.first[rows])
         knn_rest = np.einsum("nk,nkm->nm", weights, memory.rest[rows])
+        wide = np.exp((similarity - similarity[:, :1]) / WIDE_TEMPERATURE)
+        wide /= wide.sum(1, keepdims=True)
+        wide_first = np.einsum("nk,nkm->nm", wide, memory.first[rows])
+        wide_rest = np.einsum("nk,nkm->nm", wide, memory.rest[rows])
+        centroid_first, centroid_rest = vectors @ memory.centroid_first.T, vectors @ memory.centroid_rest.T
+        centroid_first[:, ~memory.first.any(0)] = -1.0
+        centroid_rest[:, ~memory.rest.any(0)] = -1.0
         cos_description = vectors @ self.description_vectors_.T
         cos_synonym = self._best_synonym(vectors)
         probe = memory.probe_log_probability(vectors)
@@ -243,7 +272,10 @@ class ClueModel:
         for i, word in enumerate(words):
             parts = self.parts_.match(word)
             counts = [parts.head, parts.modifier, parts.parenthesis, memory.log_first, memory.log_rest]
-            out[i] = np.concatenate([signals[i], np.stack(counts, axis=1), gaps[i], ranks[i]], axis=1)
+            more = [centroid_first[i], centroid_rest[i], memory.first_share, np.full(size, similarity[i, 0]),
+                    wide_first[i], wide_rest[i]]
+            out[i] = np.concatenate([signals[i], np.stack(counts, axis=1), gaps[i], ranks[i], np.stack(more, axis=1)],
+                                    axis=1)
         return out
 
     def _best_synonym(self, vectors: np.ndarray) -> np.ndarray:
@@ -383,6 +415,14 @@ def fit_or_load(queries: Sequence[Query], descriptions: Sequence[str], encoder: 
         except OSError:
             pass  # an unwritable cache only costs the next run a fit
     return model
+
+
+def _centroids(table: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+    """Per pictogram, the unit mean of the answer vectors of the clues that use it as `table` says
+    (zeros for a pictogram no clue uses)."""
+    sums = table.T @ vectors
+    norms = np.linalg.norm(sums, axis=1, keepdims=True)
+    return (sums / np.maximum(norms, 1e-12)).astype(np.float32)
 
 
 def _labels(clue: Clue, size: int) -> dict[str, np.ndarray]:

@@ -15,9 +15,10 @@ to make a guesser pick the word over the words it must not be confused with.
    against the other words for each of them.
 5. Clues are ordered by likeness + `win_bonus` if the guesser puts the word first (ties and
    losers by how close the word came). The bonus is the one knob between human likeness and
-   guessability (bench/suggest.py, Bliss val, seed guesser): 0 (the guesser ignored) gives
-   main idea 0.48, set F1 0.46, seed Hits@1 0.69; inf (every winner first) 0.43, 0.42, 0.92;
-   the default 0.5 gives 0.47, 0.45, 0.89. Likeness lies in [0, 2], so 0.5 lets a loser keep
+   guessability (Bliss val, seed guesser, `evaluate-suggest --win-bonus B`): 0 (the guesser
+   ignored) gives main idea 0.483, set F1 0.473, seed Hits@1 0.677; 0.25 gives 0.483, 0.463,
+   0.861; the default 0.5 gives 0.480, 0.458, 0.885 (inf, every winner first, gave 0.43, 0.42,
+   0.92 before the model's issue-14 features). Likeness lies in [0, 2], so 0.5 lets a loser keep
    first place only when it is clearly more human-like than every winner.
 """
 
