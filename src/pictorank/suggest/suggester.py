@@ -16,8 +16,8 @@ to make a guesser pick the word over the words it must not be confused with.
 5. Clues are ordered by likeness + `win_bonus` if the guesser puts the word first (ties and
    losers by how close the word came). The bonus is the one knob between human likeness and
    guessability (Bliss val, seed guesser, `evaluate-suggest --win-bonus B`): 0 (the guesser
-   ignored) gives main idea 0.483, set F1 0.473, seed Hits@1 0.677; 0.25 gives 0.483, 0.463,
-   0.861; the default 0.5 gives 0.480, 0.458, 0.885 (inf, every winner first, gave 0.43, 0.42,
+   ignored) gives main idea 0.483, set F1 0.476, seed Hits@1 0.684; 0.25 gives 0.485, 0.468,
+   0.869; the default 0.5 gives 0.483, 0.463, 0.885 (inf, every winner first, gave 0.43, 0.42,
    0.92 before the model's issue-14 features). Likeness lies in [0, 2], so 0.5 lets a loser keep
    first place only when it is clearly more human-like than every winner.
 """
