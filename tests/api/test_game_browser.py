@@ -19,6 +19,7 @@ import os
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -63,9 +64,22 @@ def _ready(url: str) -> bool:
         return False
 
 
+def _suggest_ready(url: str) -> bool:
+    """/suggest answers 503 "still loading" while the clue-giver is built after /ready."""
+    request = urllib.request.Request(f"{url}/suggest", data=b'{"word": "cat", "top": 1}',
+                                     headers={"Content-Type": "application/json"}, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=30):
+            return True
+    except urllib.error.HTTPError as error:
+        return error.code != 503
+    except OSError:
+        return False
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    """The base URL of a `pictorank serve` subprocess, ready to rank."""
+    """The base URL of a `pictorank serve` subprocess, ready to rank and to suggest."""
     if os.environ.get("PICTORANK_GAME_URL"):
         yield os.environ["PICTORANK_GAME_URL"].rstrip("/")
         return
@@ -83,7 +97,7 @@ def server(tmp_path_factory):
         )
     try:
         deadline = time.monotonic() + START_TIMEOUT
-        while not _ready(url):
+        while not (_ready(url) and _suggest_ready(url)):
             if process.poll() is not None:
                 pytest.fail(f"pictorank serve exited with {process.returncode}:\n{log.read_text()[-3000:]}")
             if time.monotonic() > deadline:

@@ -10,6 +10,8 @@ there) and the middleware.
 
 from __future__ import annotations
 
+import logging
+import threading
 from contextlib import asynccontextmanager
 from importlib.metadata import version
 from pathlib import Path
@@ -32,6 +34,7 @@ from pictorank.api.routes import game, operations, ranking, rerank, suggest, voc
 from pictorank.api.service import RankingService, build_service
 from pictorank.api.settings import Settings
 
+log = logging.getLogger(__name__)
 DESCRIPTION = """Ranks the candidate words of a pictogram clue (the guessing game Chameleon).
 
 Every 4xx answer has a JSON body `{"detail": [{"loc": [...], "msg": "...", "type": "..."}]}`
@@ -51,8 +54,8 @@ def _include_routers(app: FastAPI) -> None:
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-    """Load the model and vocabulary once per worker process, then rank a test clue; then the
-    clue-giver's model (read from the cache, or fitted once), so /suggest is ready with /rank."""
+    """Load the model and vocabulary once per worker process and rank a test clue before the port
+    opens; the clue-giver follows in the background (`_build_clue_giver_in_background`)."""
     if app.state.service is None:
         settings: Settings = app.state.settings
         app.state.service = await anyio.to_thread.run_sync(build_service, settings)
@@ -60,8 +63,24 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     if not service.ready:
         await anyio.to_thread.run_sync(service.self_test)
     if app.state.clues is None:
-        app.state.clues = await anyio.to_thread.run_sync(build_clue_giver, app.state.settings, service)
+        _build_clue_giver_in_background(app, service)
     yield
+
+
+def _build_clue_giver_in_background(app: FastAPI, service: RankingService) -> None:
+    """The clue model is read from the cache in about a second, but a first start fits it (tens
+    of seconds on 2 cores), and /rank must not wait for that: /ready answers once the ranker is
+    ready, and /suggest answers 503 "still loading" until the clue-giver is built. The fit shares
+    the service's encoder under the service's lock (pictorank.api.clues)."""
+
+    def build() -> None:
+        try:
+            app.state.clues = build_clue_giver(app.state.settings, service)
+        except Exception as exc:  # a thread's error would otherwise vanish and leave /suggest "loading"
+            log.exception("the clue-giver could not be built")
+            app.state.clues = ClueGiver(error=f"the clue-giver could not be built: {type(exc).__name__}: {exc}")
+
+    threading.Thread(target=build, name="clue-giver", daemon=True).start()
 
 
 def create_app(settings: Settings | None = None, service: RankingService | None = None,

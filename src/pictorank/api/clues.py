@@ -1,5 +1,6 @@
 """The clue-giver behind POST /suggest: a fitted ClueModel and the guesser its clues must convince,
-built once at start-up. No HTTP here; the route is `pictorank.api.routes.suggest`.
+built once per process in the background after start-up (pictorank.api.app), so /ready does not
+wait for it. No HTTP here; the route is `pictorank.api.routes.suggest`.
 
 The clue model learns from the service's training puzzles (`PICTORANK_SUGGEST_TRAIN`, by default
 the bundled train.csv). Fitting takes 24 s on 2 idle cores (minutes on a busy machine), so it is
@@ -19,11 +20,15 @@ The guesser (`PICTORANK_SUGGEST_GUESSER`):
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
+
 from pictorank.api.service import RankingService
 from pictorank.api.settings import Settings
+from pictorank.encoder import Encoder
 from pictorank.errors import PictorankError
 from pictorank.puzzles import load_puzzles, to_queries
 from pictorank.ranker import SeedRanker
@@ -59,6 +64,24 @@ class ClueGiver:
         return list(avoid), neighbours, suggestions
 
 
+class LockedEncoder:
+    """The service's encoder, used under the service's lock: the clue model is fitted in a
+    background thread while /rank uses the same encoder (its memo is not thread-safe). Only the
+    encoding holds the lock; the fit's own work leaves /rank free."""
+
+    def __init__(self, encoder: Encoder, lock: threading.Lock) -> None:
+        self.encoder = encoder
+        self.lock = lock
+
+    @property
+    def model_id(self) -> str:
+        return self.encoder.model_id
+
+    def encode(self, texts: Sequence[str], show_progress: bool = False) -> np.ndarray:
+        with self.lock:
+            return self.encoder.encode(texts, show_progress=show_progress)
+
+
 def build_clue_giver(settings: Settings, service: RankingService) -> ClueGiver:
     """Fit (or read from the cache) the clue model on the settings' training puzzles; never raises:
     a problem becomes the `error` that /suggest answers with."""
@@ -70,7 +93,7 @@ def build_clue_giver(settings: Settings, service: RankingService) -> ClueGiver:
         if not puzzles or any(p.answer is None for p in puzzles):
             raise PictorankError(f"{train}: the clue-giver needs puzzles with answers (a train file)")
         model = fit_or_load(to_queries(puzzles, service.vocab), list(service.vocab.descriptions.values()),
-                            service.encoder, settings.cache_dir)
+                            LockedEncoder(service.encoder, service.lock), settings.cache_dir)
     except (PictorankError, ValueError) as exc:  # ValueError: a fit the puzzles cannot support
         log.warning("POST /suggest disabled: %s", exc)
         return ClueGiver(error=f"the clue-giver has no training puzzles: {exc} (set PICTORANK_SUGGEST_TRAIN)")
