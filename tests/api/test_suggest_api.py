@@ -165,3 +165,40 @@ def test_a_file_without_answers_turns_suggest_off_too(api_service) -> None:
 
     giver = build_clue_giver(Settings(suggest_train=DATA / "test.csv"), api_service)
     assert giver.suggester is None and "answers" in (giver.error or "")
+
+
+def test_ready_does_not_wait_for_the_clue_giver(api_service, clue_giver, monkeypatch) -> None:
+    """A first start fits the clue model (tens of seconds): /rank and /ready must not wait for it;
+    /suggest says it is loading, then answers; a failed build becomes its 503 reason."""
+    import threading
+    import time
+
+    import pictorank.api.app as app_module
+
+    release = threading.Event()
+
+    def slow_build(settings, service):
+        release.wait(30)
+        return clue_giver
+
+    monkeypatch.setattr(app_module, "build_clue_giver", slow_build)
+    with TestClient(create_app(Settings(), service=api_service)) as client:
+        assert client.get("/ready").status_code == 200
+        loading = client.post("/suggest", json={"word": "cat"})
+        assert loading.status_code == 503 and "still loading" in loading.text
+        release.set()
+        deadline = time.monotonic() + 30
+        while client.post("/suggest", json={"word": "cat", "top": 1}).status_code == 503 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert client.post("/suggest", json={"word": "cat", "top": 1}).status_code == 200
+
+    def broken_build(settings, service):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(app_module, "build_clue_giver", broken_build)
+    with TestClient(create_app(Settings(), service=api_service)) as client:
+        deadline = time.monotonic() + 30
+        while "still loading" in client.post("/suggest", json={"word": "cat"}).text and time.monotonic() < deadline:
+            time.sleep(0.05)
+        failed = client.post("/suggest", json={"word": "cat"})
+        assert failed.status_code == 503 and "disk on fire" in failed.text
