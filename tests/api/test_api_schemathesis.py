@@ -20,6 +20,7 @@ from schemathesis.specs.openapi.checks import (
 
 
 from pictorank.api.app import create_app
+from pictorank.api.clues import build_clue_giver
 from pictorank.api.settings import Settings
 
 # The schema comes from an app that loads nothing (the schema does not depend on the model; and
@@ -34,7 +35,8 @@ schema = schemathesis.openapi.from_dict(create_app(Settings()).openapi())
 @pytest.fixture(scope="module")
 def fuzzed_app(api_service):
     """An app of its own (own metrics registry) over the session's service."""
-    return create_app(Settings(), service=api_service)
+    # The clue-giver built first: a background build would answer /suggest 503 'still loading' meanwhile.
+    return create_app(Settings(), service=api_service, clues=build_clue_giver(Settings(), api_service))
 
 
 CHECKS = [

@@ -177,7 +177,7 @@ def test_ready_does_not_wait_for_the_clue_giver(api_service, clue_giver, monkeyp
 
     release = threading.Event()
 
-    def slow_build(settings, service):
+    def slow_build(settings, service, stop=None):
         release.wait(30)
         return clue_giver
 
@@ -192,7 +192,7 @@ def test_ready_does_not_wait_for_the_clue_giver(api_service, clue_giver, monkeyp
             time.sleep(0.05)
         assert client.post("/suggest", json={"word": "cat", "top": 1}).status_code == 200
 
-    def broken_build(settings, service):
+    def broken_build(settings, service, stop=None):
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(app_module, "build_clue_giver", broken_build)
@@ -202,3 +202,25 @@ def test_ready_does_not_wait_for_the_clue_giver(api_service, clue_giver, monkeyp
             time.sleep(0.05)
         failed = client.post("/suggest", json={"word": "cat"})
         assert failed.status_code == 503 and "disk on fire" in failed.text
+
+
+def test_the_background_fit_never_holds_the_lock_for_long(api_service) -> None:
+    """The fit encodes thousands of strings; /rank must get the lock between chunks of them."""
+    import threading
+
+    from pictorank.api.clues import LockedEncoder
+
+    holds: list[int] = []
+
+    class Counting:
+        model_id = "counting"
+
+        def encode(self, texts, show_progress=False):
+            holds.append(len(texts))
+            return api_service.encoder.encode(texts)
+
+    locked = LockedEncoder(Counting(), threading.Lock())  # type: ignore[arg-type]
+    texts = [f"word {i}" for i in range(100)]
+    vectors = locked.encode(texts)
+    assert vectors.shape[0] == 100 and max(holds) <= LockedEncoder.CHUNK and sum(holds) == 100
+    assert (vectors[5] == api_service.encoder.encode(["word 5"])[0]).all()

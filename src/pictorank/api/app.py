@@ -25,7 +25,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from pictorank.api.clues import ClueGiver, build_clue_giver
+from pictorank.api.clues import BuildCancelled, ClueGiver, build_clue_giver
 from pictorank.api.errors import http_error_handler, validation_error_handler
 from pictorank.api.game import GamePuzzles
 from pictorank.api.middleware import BodyLimits, HeadAsGet, Metrics, MetricsMiddleware, StrictJSON
@@ -35,6 +35,7 @@ from pictorank.api.service import RankingService, build_service
 from pictorank.api.settings import Settings
 
 log = logging.getLogger(__name__)
+SHUTDOWN_WAIT = 60.0  # seconds a stopping service waits for a clue-model fit past its encoding
 DESCRIPTION = """Ranks the candidate words of a pictogram clue (the guessing game Chameleon).
 
 Every 4xx answer has a JSON body `{"detail": [{"loc": [...], "msg": "...", "type": "..."}]}`
@@ -62,25 +63,35 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     service: RankingService = app.state.service
     if not service.ready:
         await anyio.to_thread.run_sync(service.self_test)
-    if app.state.clues is None:
-        _build_clue_giver_in_background(app, service)
+    builder = _build_clue_giver_in_background(app, service) if app.state.clues is None else None
     yield
+    if builder is not None and builder[0].is_alive():
+        # A fit still running when the service stops: ask it to give up and wait for it, so the
+        # process never exits with native code (torch, LightGBM) running in a thread.
+        builder[1].set()
+        builder[0].join(SHUTDOWN_WAIT)
 
 
-def _build_clue_giver_in_background(app: FastAPI, service: RankingService) -> None:
+def _build_clue_giver_in_background(app: FastAPI, service: RankingService) -> tuple[threading.Thread, threading.Event]:
     """The clue model is read from the cache in about a second, but a first start fits it (tens
     of seconds on 2 cores), and /rank must not wait for that: /ready answers once the ranker is
     ready, and /suggest answers 503 "still loading" until the clue-giver is built. The fit shares
     the service's encoder under the service's lock (pictorank.api.clues)."""
 
+    stop = threading.Event()
+
     def build() -> None:
         try:
-            app.state.clues = build_clue_giver(app.state.settings, service)
+            app.state.clues = build_clue_giver(app.state.settings, service, stop)
+        except BuildCancelled:
+            pass
         except Exception as exc:  # a thread's error would otherwise vanish and leave /suggest "loading"
             log.exception("the clue-giver could not be built")
             app.state.clues = ClueGiver(error=f"the clue-giver could not be built: {type(exc).__name__}: {exc}")
 
-    threading.Thread(target=build, name="clue-giver", daemon=True).start()
+    thread = threading.Thread(target=build, name="clue-giver", daemon=True)
+    thread.start()
+    return thread, stop
 
 
 def create_app(settings: Settings | None = None, service: RankingService | None = None,

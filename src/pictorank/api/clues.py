@@ -64,27 +64,44 @@ class ClueGiver:
         return list(avoid), neighbours, suggestions
 
 
+class BuildCancelled(Exception):
+    """The service shut down while the clue-giver was being built."""
+
+
 class LockedEncoder:
     """The service's encoder, used under the service's lock: the clue model is fitted in a
-    background thread while /rank uses the same encoder (its memo is not thread-safe). Only the
-    encoding holds the lock; the fit's own work leaves /rank free."""
+    background thread while /rank uses the same encoder (its memo is not thread-safe). The lock is
+    held for one chunk of strings at a time: a fit encodes thousands (seconds of work from an
+    empty cache), and a /rank call must never wait for more than one chunk."""
 
-    def __init__(self, encoder: Encoder, lock: threading.Lock) -> None:
+    CHUNK = 32  # strings per lock hold: one encoder batch, tens of milliseconds
+
+    def __init__(self, encoder: Encoder, lock: threading.Lock, stop: threading.Event | None = None) -> None:
         self.encoder = encoder
         self.lock = lock
+        self.stop = stop  # set when the service shuts down: the fit gives up at the next chunk
 
     @property
     def model_id(self) -> str:
         return self.encoder.model_id
 
     def encode(self, texts: Sequence[str], show_progress: bool = False) -> np.ndarray:
-        with self.lock:
-            return self.encoder.encode(texts, show_progress=show_progress)
+        texts = list(texts)
+        parts = []
+        for start in range(0, len(texts), self.CHUNK):
+            if self.stop is not None and self.stop.is_set():
+                raise BuildCancelled("the service is shutting down")
+            with self.lock:
+                parts.append(self.encoder.encode(texts[start : start + self.CHUNK]))
+        if not parts:
+            with self.lock:
+                return self.encoder.encode(texts)
+        return np.concatenate(parts)
 
 
-def build_clue_giver(settings: Settings, service: RankingService) -> ClueGiver:
-    """Fit (or read from the cache) the clue model on the settings' training puzzles; never raises:
-    a problem becomes the `error` that /suggest answers with."""
+def build_clue_giver(settings: Settings, service: RankingService, stop: threading.Event | None = None) -> ClueGiver:
+    """Fit (or read from the cache) the clue model on the settings' training puzzles. A problem
+    becomes the `error` that /suggest answers with; only `stop`, set, raises BuildCancelled."""
     train = settings.suggest_train
     if train is None:
         return ClueGiver(error="the clue-giver is off: no training puzzles (set PICTORANK_SUGGEST_TRAIN)")
@@ -93,7 +110,7 @@ def build_clue_giver(settings: Settings, service: RankingService) -> ClueGiver:
         if not puzzles or any(p.answer is None for p in puzzles):
             raise PictorankError(f"{train}: the clue-giver needs puzzles with answers (a train file)")
         model = fit_or_load(to_queries(puzzles, service.vocab), list(service.vocab.descriptions.values()),
-                            LockedEncoder(service.encoder, service.lock), settings.cache_dir)
+                            LockedEncoder(service.encoder, service.lock, stop), settings.cache_dir)
     except (PictorankError, ValueError) as exc:  # ValueError: a fit the puzzles cannot support
         log.warning("POST /suggest disabled: %s", exc)
         return ClueGiver(error=f"the clue-giver has no training puzzles: {exc} (set PICTORANK_SUGGEST_TRAIN)")
