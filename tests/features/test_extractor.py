@@ -135,3 +135,52 @@ def test_without_the_seed_columns_the_template_is_never_encoded(toy_train, word_
     assert not any(t.startswith("The following hints") and "never seen" in t for t in word_encoder._vectors)
     full = ext.transform([Query(("a clue never seen", "sun"), ("car", "boat"))])
     np.testing.assert_array_equal(table[needed].to_numpy(), full[needed].to_numpy())
+
+
+class _SlowModel:
+    """Records which thread encoded what, and sleeps so that side-by-side runs overlap."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.fail = fail
+        self.threads: set[str] = set()
+
+    def get_embedding_dimension(self) -> int:
+        return 4
+
+    def encode(self, texts, **kwargs):
+        import threading
+        import time
+
+        self.threads.add(threading.current_thread().name)
+        time.sleep(0.2)
+        if self.fail:
+            raise RuntimeError("encoder broke")
+        return np.tile(np.eye(4, dtype=np.float32)[0], (len(texts), 1))
+
+
+def test_two_encoders_encode_side_by_side_and_an_error_reaches_the_caller():
+    import time
+
+    from pictorank.encoder import Encoder
+    from pictorank.features.extractor import encode_side_by_side
+
+    first, second = _SlowModel(), _SlowModel()
+    encoders = [Encoder(model=first, model_id="a"), Encoder(model=second, model_id="b")]
+    started = time.perf_counter()
+    encode_side_by_side(encoders, ["x", "y"])
+    assert time.perf_counter() - started < 0.35  # overlapped, not 2 x 200 ms one after the other
+    assert first.threads != second.threads
+    assert all(e.encode(["x", "y"]).shape == (2, 4) for e in encoders) and all(e.encoded_count == 2 for e in encoders)
+    broken = Encoder(model=_SlowModel(fail=True), model_id="c")
+    with pytest.raises(RuntimeError, match="encoder broke"):
+        encode_side_by_side([encoders[0], broken], ["z"])
+
+
+def test_one_encoder_serving_both_spaces_encodes_once():
+    from pictorank.encoder import Encoder
+    from pictorank.features.extractor import encode_side_by_side
+
+    model = _SlowModel()
+    encoder = Encoder(model=model, model_id="one")
+    encode_side_by_side([encoder, encoder], ["x"])
+    assert encoder.encoded_count == 1

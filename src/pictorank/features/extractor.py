@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -153,8 +154,7 @@ class FeatureExtractor:
         texts = {s for q in queries for s in (*q.hints, *q.options, joined_text(q.hints))}
         if with_seed:
             texts |= {seed_text(q.hints) for q in queries}
-        for encoder in self.encoders().values():
-            encoder.encode(sorted(texts))
+        encode_side_by_side(self.encoders().values(), sorted(texts))
         # Features come from many small matrix products (a clue against the train reference):
         # waking a BLAS thread pool for each costs more than the work, 15x more on a busy machine.
         options = sorted({o for q in queries for o in q.options})
@@ -280,6 +280,37 @@ class _OptionAnswers:
     def of(self, options: Sequence[str]) -> dict[str, np.ndarray]:
         rows = [self.row[o] for o in options]
         return {space: matrix[rows] for space, matrix in self.matrices.items()}
+
+
+def encode_side_by_side(encoders: Collection[Encoder], texts: Sequence[str]) -> None:
+    """Encode `texts` with every distinct encoder, each in its own thread.
+
+    Why: a request's strings are few and short, and one encoder call on them keeps two cores
+    only partly busy (onnxruntime and torch release the GIL while they run). The base and
+    fine-tuned encoders side by side overlap their idle time, so the request waits for the slower
+    of the two rather than for both. Each encoder has its own memo, so no state is shared.
+    """
+    distinct = list({id(e): e for e in encoders}.values())
+    if len(distinct) < 2 or not texts:
+        for encoder in distinct:
+            encoder.encode(texts)
+        return
+    errors: list[BaseException] = []
+
+    def run(encoder: Encoder) -> None:
+        try:
+            encoder.encode(texts)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            errors.append(exc)
+
+    others = [threading.Thread(target=run, args=(e,), name="pictorank-encode") for e in distinct[1:]]
+    for thread in others:
+        thread.start()
+    run(distinct[0])
+    for thread in others:
+        thread.join()
+    if errors:
+        raise errors[0]
 
 
 @functools.cache
