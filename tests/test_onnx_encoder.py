@@ -27,7 +27,7 @@ TEXTS = ["sun", "a big yellow star in the daytime sky", "leader, director, guide
 def exports(base_model, tmp_path_factory) -> dict[str, Path]:
     """The base MiniLM exported once at each quantisation."""
     root = tmp_path_factory.mktemp("onnx")
-    return {q: export_onnx(base_model, root / q, q) for q in ("fp32", "int8")}
+    return {q: export_onnx(base_model, root / q, q) for q in ("fp32", "int8", "int8-ffn")}
 
 
 def test_fp32_export_gives_pytorchs_vectors(base_model, exports):
@@ -43,6 +43,37 @@ def test_int8_export_stays_close_and_unit_length(base_model, exports):
     np.testing.assert_allclose(np.linalg.norm(found, axis=1), 1.0, atol=1e-5)
     assert (found * expected).sum(axis=1).min() > 0.95
     assert OnnxSentenceEncoder(exports["int8"]).encode([]).shape == (0, 384)
+
+
+def test_int8_ffn_quantises_the_feed_forward_layers_only(base_model, exports):
+    import onnx
+
+    graph = onnx.load(str(exports["int8-ffn"] / "model.onnx")).graph
+    integer = [n.name for n in graph.node if n.op_type == "MatMulInteger"]
+    assert len(integer) == 2 * 6  # intermediate and output dense of MiniLM's 6 layers
+    assert not any("attention" in name for name in integer)
+    expected = base_model.encode(TEXTS, normalize_embeddings=True, convert_to_numpy=True)
+    found = OnnxSentenceEncoder(exports["int8-ffn"]).encode(TEXTS)
+    full_int8 = OnnxSentenceEncoder(exports["int8"]).encode(TEXTS)
+    assert OnnxSentenceEncoder(exports["int8-ffn"]).quantization == "int8-ffn"
+    # closer to fp32 than full int8 on average: attention kept its precision
+    assert (found * expected).sum(axis=1).mean() >= (full_int8 * expected).sum(axis=1).mean() - 1e-4
+    assert (found * expected).sum(axis=1).min() > 0.95
+
+
+def test_int8_ffn_needs_feed_forward_layers(tmp_path):
+    import onnx
+    from onnx import TensorProto, helper
+
+    from pictorank.onnx_encoder import _feed_forward_matmuls
+
+    node = helper.make_node("MatMul", ["x", "w"], ["y"], name="/other/MatMul")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2])],
+                              [helper.make_tensor("w", TensorProto.FLOAT, [2, 2], [1.0, 0.0, 0.0, 1.0])])
+    onnx.save(helper.make_model(graph), str(tmp_path / "m.onnx"))
+    with pytest.raises(ModelError, match="no BERT feed-forward layers"):
+        _feed_forward_matmuls(tmp_path / "m.onnx")
 
 
 def test_a_text_longer_than_max_seq_length_is_truncated_not_refused(exports):
@@ -153,5 +184,6 @@ def test_quantisation_may_differ_per_encoder():
 
     assert space_quantization("int8", "ft") == "int8"
     assert [space_quantization("base=int8,ft=fp32", s) for s in ("base", "ft")] == ["int8", "fp32"]
+    assert [space_quantization("base=int8,ft=int8-ffn", s) for s in ("base", "ft")] == ["int8", "int8-ffn"]
     with pytest.raises(ModelError, match="no quantisation for the 'ft' encoder"):
         space_quantization("base=int8", "ft")

@@ -169,13 +169,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _quantization_arg(text: str) -> str:
-    """--quantization checked before any training: int8, fp32, none, or base=<q>,ft=<q>."""
-    kinds = ("int8", "fp32")
+    """--quantization checked before any training: int8, int8-ffn, fp32, none, or base=<q>,ft=<q>."""
+    kinds = ("int8", "int8-ffn", "fp32")
     parts = dict(p.split("=", 1) for p in text.split(",") if "=" in p) if "=" in text else {}
     if text in (*kinds, "none") or (set(parts) == {"base", "ft"} and set(parts.values()) <= set(kinds)
                                     and len(parts) == text.count(",") + 1):
         return text
-    raise argparse.ArgumentTypeError(f"{text!r}: use int8, fp32, none, or base=int8,ft=fp32")
+    raise argparse.ArgumentTypeError(f"{text!r}: use int8, int8-ffn, fp32, none, or base=int8,ft=int8-ffn")
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -336,7 +336,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--seed", type=int, default=13, help="seed of every random source (default 13)")
     train.add_argument("--no-finetune", action="store_true", help="skip encoder fine-tuning (fast, weaker)")
     train.add_argument("--quantization", default=TrainConfig.quantization, type=_quantization_arg,
-                       help="ONNX export of the encoders for inference: int8, fp32, per encoder as "
+                       help="ONNX export of the encoders for inference: int8, int8-ffn (feed-forward "
+                       "layers only), fp32, per encoder as "
                        f"base=int8,ft=fp32 (default {TrainConfig.quantization}), or none (the model runs on PyTorch)")
     _add_cache_args(train)
     train.set_defaults(func=cmd_train)

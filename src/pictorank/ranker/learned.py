@@ -68,8 +68,8 @@ class LearnedRanker(Ranker):
     fallback : blend each row's scores towards plain cosine by the share of the clue's
         descriptions train never saw (pictorank.ranker.fallback); False for models trained
         before it existed, which rank with LightGBM alone.
-    quantization : how `save` exports the encoders to ONNX ('int8' or 'fp32'; None: no export,
-        the saved model runs on PyTorch). See pictorank.ranker.runtime.
+    quantization : how `save` exports the encoders to ONNX ('int8', 'int8-ffn', 'fp32', or one
+        per encoder; None: no export, the saved model runs on PyTorch). See pictorank.ranker.runtime.
     finetuned_id : the fine-tuned encoder's model id as saved (set when loading; by default the
         extractor's fine-tuned Encoder's id).
     """

@@ -48,7 +48,7 @@ class TrainConfig:
     fallback : the trained ranker blends its scores towards plain cosine by the share of a
         clue's descriptions train never saw (pictorank.ranker.fallback).
     quantization : how the saved model's encoders are exported to ONNX for inference ('int8',
-        'fp32', or per encoder as 'base=int8,ft=fp32', the default; None: no export, the model
+        'int8-ffn', 'fp32', or per encoder as 'base=int8,ft=int8-ffn', the default; None: no export, the model
         runs on PyTorch); see pictorank.ranker.runtime.
     """
 
