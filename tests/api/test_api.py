@@ -103,9 +103,11 @@ def test_docs_are_served_without_any_external_host(api_client: TestClient) -> No
 
 def test_not_loaded_yet_is_503_not_500() -> None:
     client = TestClient(create_app(Settings()))  # no `with`: the lifespan never loads a model
-    assert client.get("/ready").status_code == 503
+    ready = client.get("/ready")
+    assert ready.status_code == 503 and ready.headers["retry-after"].isdigit()
     response = client.post("/rank", json={"hint_texts": ["sun"], "options": ["moon"]})
     assert response.status_code == 503 and response.json()["detail"][0]["msg"]
+    assert response.headers["retry-after"].isdigit()  # still loading: ask again in a few seconds
 
 
 # -- bad input: 4xx, and the body says which field and why ---------------------------------------

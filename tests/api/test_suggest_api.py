@@ -186,6 +186,7 @@ def test_ready_does_not_wait_for_the_clue_giver(api_service, clue_giver, monkeyp
         assert client.get("/ready").status_code == 200
         loading = client.post("/suggest", json={"word": "cat"})
         assert loading.status_code == 503 and "still loading" in loading.text
+        assert loading.headers["retry-after"] == "5"  # loading: ask again soon
         release.set()
         deadline = time.monotonic() + 30
         while client.post("/suggest", json={"word": "cat", "top": 1}).status_code == 503 and time.monotonic() < deadline:
@@ -202,6 +203,7 @@ def test_ready_does_not_wait_for_the_clue_giver(api_service, clue_giver, monkeyp
             time.sleep(0.05)
         failed = client.post("/suggest", json={"word": "cat"})
         assert failed.status_code == 503 and "disk on fire" in failed.text
+        assert "retry-after" not in failed.headers  # broken for good: asking again will not help
 
 
 def test_the_background_fit_never_holds_the_lock_for_long(api_service) -> None:

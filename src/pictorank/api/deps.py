@@ -12,7 +12,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from pictorank.api.clues import ClueGiver
-from pictorank.api.errors import api_error
+from pictorank.api.errors import api_error, still_loading
 from pictorank.api.game import GamePuzzles
 from pictorank.api.icons import IconStore
 from pictorank.api.service import RankingService
@@ -23,7 +23,7 @@ def get_service(request: Request) -> RankingService:
     """The service loaded by the app's lifespan (or injected by a test); 503 until it is there."""
     service: RankingService | None = request.app.state.service
     if service is None:
-        raise api_error(503, [], "the model is still loading", "loading")
+        raise still_loading("the model")
     return service
 
 
@@ -52,7 +52,7 @@ def get_clue_giver(request: Request) -> ClueGiver:
     while the app is still starting."""
     clues: ClueGiver | None = getattr(request.app.state, "clues", None)
     if clues is None:
-        raise api_error(503, [], "the clue-giver is still loading", "loading")
+        raise still_loading("the clue-giver")
     if clues.error:
         raise api_error(503, [], clues.error, "suggest_unavailable")
     return clues

@@ -25,9 +25,20 @@ def error_body(loc: Loc, msg: str, kind: str) -> list[dict[str, Any]]:
     return [{"loc": list(loc), "msg": msg, "type": kind}]
 
 
-def api_error(status: int, loc: Loc, msg: str, kind: str) -> HTTPException:
+# Seconds a client should wait before asking again while something is still loading (a 503 of
+# kind "loading"): the model is ready a few seconds after start, the clue-giver within a minute.
+RETRY_AFTER_SECONDS = 5
+
+
+def api_error(status: int, loc: Loc, msg: str, kind: str, headers: Mapping[str, str] | None = None) -> HTTPException:
     """What a route or dependency raises to refuse a request; `http_error_handler` answers it."""
-    return HTTPException(status_code=status, detail=error_body(loc, msg, kind))
+    return HTTPException(status_code=status, detail=error_body(loc, msg, kind), headers=dict(headers) if headers else None)
+
+
+def still_loading(what: str) -> HTTPException:
+    """503 for a part that is still starting, with Retry-After: unlike a part that cannot work
+    (no puzzles, no training file), asking again soon will succeed."""
+    return api_error(503, [], f"{what} is still loading", "loading", {"Retry-After": str(RETRY_AFTER_SECONDS)})
 
 
 def error_response(

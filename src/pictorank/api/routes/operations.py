@@ -9,6 +9,7 @@ from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest, multiprocess
 
 from pictorank.api.deps import ServiceDep
+from pictorank.api.errors import RETRY_AFTER_SECONDS
 from pictorank.api.schemas import Health
 
 router = APIRouter(tags=["operations"])
@@ -26,7 +27,8 @@ def health(request: Request) -> Health:
 def ready(service: ServiceDep) -> Health | JSONResponse:
     """Readiness: the model is loaded and a test ranking succeeded."""
     if not service.ready:
-        return JSONResponse(Health(status="loading").model_dump(), status_code=503)
+        return JSONResponse(Health(status="loading").model_dump(), status_code=503,
+                            headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
     return Health(status="ok", model=service.model_name)
 
 
