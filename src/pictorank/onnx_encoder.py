@@ -21,12 +21,14 @@ ModelError naming the file, never a silent drift in rankings.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import logging
 import os
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 import numpy as np
 
@@ -81,8 +83,9 @@ def export_onnx(model: "SentenceTransformer", directory: str | os.PathLike, quan
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
         only = _feed_forward_matmuls(fp32) if quantization == "int8-ffn" else []
-        quantize_dynamic(str(fp32), str(directory / ONNX_FILE), weight_type=QuantType.QInt8, per_channel=True,
-                         nodes_to_quantize=only)
+        with _without_preprocessing_advice():
+            quantize_dynamic(str(fp32), str(directory / ONNX_FILE), weight_type=QuantType.QInt8, per_channel=True,
+                             nodes_to_quantize=only)
         fp32.unlink()
     (directory / TOKENIZER_FILE).write_bytes(tokenizer_file.read_bytes())
     config = {
@@ -95,6 +98,23 @@ def export_onnx(model: "SentenceTransformer", directory: str | os.PathLike, quan
     }
     (directory / CONFIG_FILE).write_text(json.dumps(config, indent=2), encoding="utf-8")
     return directory
+
+
+@contextlib.contextmanager
+def _without_preprocessing_advice() -> Iterator[None]:
+    """Drop the quantiser's "consider pre-processing" warning (logged on the root logger at every
+    call): it is advice for image models, and a training run exports several encoders."""
+
+    class Drop(logging.Filter):
+        def filter(self, record: logging.LogRecord) -> bool:
+            return "pre-processing before quantization" not in record.getMessage()
+
+    root, drop = logging.getLogger(), Drop()
+    root.addFilter(drop)
+    try:
+        yield
+    finally:
+        root.removeFilter(drop)
 
 
 def _feed_forward_matmuls(path: Path) -> list[str]:

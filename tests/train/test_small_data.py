@@ -23,7 +23,7 @@ from pictorank.train.config import DEFAULT_GRID, MIN_ANSWERS
 from pictorank.train.oof import answer_folds, answer_kinds, check_trainable, unfamiliar_features
 
 QUIET = lambda message: None  # noqa: E731
-FAST = dict(finetune=False, n_estimators=30, early_stopping_rounds=10)
+FAST = dict(finetune=False, n_estimators=30, early_stopping_rounds=10, quantization=None)  # the word-hash stand-in has no ONNX export
 
 
 class WordHashModel:

@@ -34,6 +34,7 @@ from pictorank.features import FeatureExtractor, feature_names
 from pictorank.query import Query
 from pictorank.train.config import MIN_ANSWERS, Log, TrainConfig
 from pictorank.train.finetune import FinetuneParams, finetune, weights_digest
+from pictorank.train.served import served_encoder
 
 
 def answer_folds(queries: Sequence[Query], n_folds: int, seed: int) -> np.ndarray:
@@ -62,8 +63,9 @@ def _finetune_key(queries: Sequence[Query], params: FinetuneParams) -> str:
 def finetuned_encoder(
     queries: Sequence[Query], epochs: float, config: TrainConfig, cache_dir: Path | None, log: Log
 ) -> tuple[Any, Encoder, bool]:
-    """A copy of the base model fine-tuned on `queries`, an Encoder named by its weights, and
-    whether the weights came from the cache (then no fine-tuning time was spent).
+    """A copy of the base model fine-tuned on `queries`, an Encoder over it as the saved model
+    will run it (its ONNX export when there is one: pictorank.train.served), and whether the
+    weights came from the cache (then no fine-tuning time was spent).
 
     Fine-tuning is the slow part of training (minutes on a CPU) and is deterministic, so the
     weights are kept under `cache_dir/finetuned/<key>`, the key hashing data, parameters and
@@ -83,9 +85,14 @@ def finetuned_encoder(
             tmp = stored.with_name(stored.name + f".{os.getpid()}.tmp")
             model.save(str(tmp))
             os.replace(tmp, stored)
-    digest = weights_digest(model)
-    log(f"  fine-tuned {epochs:g} epoch(s) on {len(queries)} clues in {time.perf_counter() - started:.0f} s (weights {digest})")
-    return model, Encoder(model=model, model_id=f"finetuned-{digest}", cache_dir=cache_dir), reused
+    model_id = finetuned_model_id(model)
+    log(f"  fine-tuned {epochs:g} epoch(s) on {len(queries)} clues in {time.perf_counter() - started:.0f} s ({model_id})")
+    return model, served_encoder(model, model_id, "ft", config.quantization, cache_dir), reused
+
+
+def finetuned_model_id(model: Any) -> str:
+    """The fine-tuned encoder's id (its weights' digest), as the saved model names it."""
+    return f"finetuned-{weights_digest(model)}"
 
 
 def oof_features(
@@ -229,6 +236,9 @@ def build_tables(
     LightGBM leaves), said in the log; fewer than MIN_ANSWERS distinct answers is a UsageError.
     """
     answers = check_trainable(train)
+    if config.quantization is not None:  # features as the saved model will compute them (train.served)
+        base_encoder = served_encoder(base_encoder.model, base_encoder.model_id, "base", config.quantization,
+                                      base_encoder.cache_dir)
     config, notes = config.sized_for(answers, sum(len(q.options) for q in train))
     for note in notes:
         log(f"small training set ({len(train)} clues, {answers} answers): {note}")

@@ -33,7 +33,7 @@ from pictorank.ranker.calibration import Calibrator
 from pictorank.train.config import Log, TrainConfig
 from pictorank.train.calibrate import first_is_right, fit_calibrator
 from pictorank.train.lambdamart import cv_select, fit_booster, held_out_scores
-from pictorank.train.oof import TrainingTables, build_tables, check_trainable
+from pictorank.train.oof import TrainingTables, build_tables, check_trainable, finetuned_model_id
 
 
 def fit_ranker_from_tables(tables: TrainingTables, config: TrainConfig, log: Log = print) -> LearnedRanker:
@@ -52,8 +52,12 @@ def fit_ranker_from_tables(tables: TrainingTables, config: TrainConfig, log: Log
         log(f"confidence calibrated on {calibrator.rows} out-of-fold rankings (first right in {calibrator.accuracy:.1%})")
     training = {"lgbm_params": params, "cv": cv_results, "trees": int(model.best_iteration_),
                 "lgbm_seconds": time.perf_counter() - started}
+    # The fine-tuned encoder may be its ONNX export (pictorank.train.served): the saved model names
+    # the weights it came from, as the PyTorch runtime loads them.
+    finetuned_id = finetuned_model_id(tables.finetuned_model) if tables.finetuned_model is not None else None
     return LearnedRanker(tables.extractor, model.booster_, columns, tables.finetuned_model, config.num_threads,
-                         training, calibrator, fallback=config.fallback, quantization=config.quantization)
+                         training, calibrator, fallback=config.fallback, quantization=config.quantization,
+                         finetuned_id=finetuned_id)
 
 
 def _calibrate(tables: TrainingTables, X, params: dict[str, Any], trees: int, config: TrainConfig) -> Calibrator | None:
