@@ -24,7 +24,7 @@ from pictorank.puzzles import HintVocabulary, Puzzle, load_hints, load_puzzles, 
 from pictorank.ranker import DEFAULT_METHOD, METHODS, Ranker, load_ranker, make_ranker, rank_puzzles
 from pictorank.suggest import MAX_CLUE_LENGTH, Suggester, fit_or_load
 from pictorank.suggest.rules import check_request
-from pictorank.suggest.suggester import WIN_BONUS
+from pictorank.suggest.suggester import WIN_BONUS, fine_tuned_encoder
 from pictorank.suggest.evaluate import evaluate_suggestions, format_report, suggest_for_puzzles
 from pictorank.submission import MAX_ANSWERS, checked_output, validate_submission, write_submission
 from pictorank.train import TrainConfig, train_command
@@ -218,6 +218,9 @@ def _add_suggest_args(parser: argparse.ArgumentParser) -> None:
     guesser.add_argument("--guesser", choices=METHODS, default="seed",
                          help="unlearned guesser the clue must win (default: seed, the task's baseline)")
     guesser.add_argument("--model", help="a model directory made by `pictorank train`: its ranker is the guesser")
+    parser.add_argument("--reader", metavar="MODEL_DIR",
+                        help="a model directory made by `pictorank train`: its fine-tuned encoder judges how well each "
+                             "candidate clue reads as the word (more human-like clues; see README, Clue-giver)")
     parser.add_argument("--max-length", type=int, default=4, help=f"most pictograms per clue, 1-{MAX_CLUE_LENGTH} (default 4)")
     parser.add_argument("--win-bonus", type=float, default=WIN_BONUS,
                         help=f"likeness (0-2) a clue gains by making the guesser pick the word (default {WIN_BONUS}; "
@@ -238,6 +241,7 @@ def build_suggester(args: argparse.Namespace, vocab: HintVocabulary) -> tuple[Su
     """The clue model (fitted on --train, or read from the cache), and the guesser it must convince."""
     encoder = build_encoder(args)
     guesser = load_ranker(args.model, encoder=encoder) if args.model else make_ranker(args.guesser, encoder=encoder)
+    reader = _reader(args, encoder, guesser)  # before the fit: a bad folder fails at once
     train = load_puzzles(_train_path(args), vocab)
     if any(p.answer is None for p in train):
         raise DataError(_train_path(args), None, "answer", "the training puzzles need an answer column")
@@ -245,7 +249,18 @@ def build_suggester(args: argparse.Namespace, vocab: HintVocabulary) -> tuple[Su
     model = fit_or_load(to_queries(train, vocab), list(vocab.descriptions.values()), encoder, _cache_dir(args))
     if not args.quiet:
         print(f"clue model ready in {time.perf_counter() - started:.1f} s", file=sys.stderr)
-    return Suggester(model, vocab, guesser, encoder, win_bonus=args.win_bonus), encoder, guesser
+    return Suggester(model, vocab, guesser, encoder, win_bonus=args.win_bonus, reader=reader), encoder, guesser
+
+
+def _reader(args: argparse.Namespace, encoder: Encoder, guesser: Ranker) -> Encoder | None:
+    """The fine-tuned encoder of --reader's model (the guesser's own when it is the same folder)."""
+    if not args.reader:
+        return None
+    same = args.model and Path(args.model).resolve() == Path(args.reader).resolve()
+    reader = fine_tuned_encoder(guesser if same else load_ranker(args.reader, encoder=encoder))
+    if reader is None:
+        raise UsageError(f"--reader {args.reader}: that model has no fine-tuned encoder")
+    return reader
 
 
 def cmd_suggest(args: argparse.Namespace) -> int:
@@ -286,6 +301,8 @@ def cmd_evaluate_suggest(args: argparse.Namespace) -> int:
     for ranker in {id(j): j for j in judges.values()}.values():
         for used in ranker.encoders():
             used.flush()
+    if suggester.reader is not None:
+        suggester.reader.flush()
     result["seconds_per_word"] = {"p50": float(sorted(seconds)[len(seconds) // 2]), "mean": sum(seconds) / len(seconds)}
     if args.json:
         print(json.dumps(result, indent=2))

@@ -31,6 +31,7 @@ def no_model(monkeypatch: pytest.MonkeyPatch) -> None:
         (["--word", "cat", "--avoid", *[f"w{i}" for i in range(101)]], "at most 100"),
         (["--word", "cat", "--max-length", "9"], "max_length"),
         (["--word", "cat", "--model", "no/such/dir"], "not a pictorank model directory"),
+        (["--word", "cat", "--reader", "no/such/dir"], "not a pictorank model directory"),
         (["--word", "cat", "--train", "no/such.csv"], "cannot read file"),
     ],
 )

@@ -13,6 +13,7 @@ from pictorank.puzzles import to_queries
 from pictorank.ranker import SeedRanker
 from pictorank.suggest import ClueModel, Suggester, fit_or_load, is_valid_clue
 from pictorank.suggest.evaluate import agreement, evaluate_suggestions, suggest_for_puzzles
+from pictorank.suggest.suggester import READER_WEIGHT, fine_tuned_encoder
 
 SLICE = 300  # train rows: enough for 2 folds, fitted in seconds
 SMALL = {"folds": 2, "trees": 30}
@@ -51,6 +52,28 @@ def test_an_infinite_win_bonus_puts_winners_first(clue_model, vocab, encoder) ->
     assert suggestions[: len(winners)] == winners
     with pytest.raises(UsageError, match="win_bonus"):
         Suggester(clue_model, vocab, SeedRanker(encoder), encoder, win_bonus=-1)
+
+
+class _ConstantReader:
+    """A reader that reads every clue as the word equally well (cosine 1)."""
+
+    model_id = "constant"
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        return np.full((len(texts), 4), 0.5)
+
+
+def test_a_reader_adds_its_cosine_to_the_likeness(clue_model, vocab, encoder) -> None:
+    plain = Suggester(clue_model, vocab, SeedRanker(encoder), encoder)
+    read = Suggester(clue_model, vocab, SeedRanker(encoder), encoder, reader=_ConstantReader())
+    before = plain.suggest("sunflower", ["rose", "tulip"], top=5, use_known=False)
+    after = read.suggest("sunflower", ["rose", "tulip"], top=5, use_known=False)
+    assert [s.hint_ids for s in after] == [s.hint_ids for s in before]
+    assert [s.likeness for s in after] == pytest.approx([s.likeness + READER_WEIGHT for s in before])
+
+
+def test_only_a_learned_ranker_has_a_reader(encoder) -> None:
+    assert fine_tuned_encoder(SeedRanker(encoder)) is None
 
 
 def test_a_train_word_gets_its_clue_back_marked_known(suggester: Suggester, train_puzzles, vocab) -> None:

@@ -13,7 +13,12 @@ to make a guesser pick the word over the words it must not be confused with.
 4. A cheap stand-in for the guesser (the mean of the pictograms' description embeddings against
    the word's and the other words') shortlists the candidates; the real guesser ranks the word
    against the other words for each of them.
-5. Clues are ordered by likeness + `win_bonus` if the guesser puts the word first (ties and
+5. With a `reader` (the encoder a learned model fine-tuned to read train clues as their answers),
+   each shortlisted clue's likeness gains READER_WEIGHT x the cosine between the reader's
+   embeddings of the joined clue and of the word. The per-pictogram probabilities of steps 1-3
+   judge pictograms one at a time; the reader judges the clue as a whole, the way people's clues
+   were read in training (see `Suggester` for the figures).
+6. Clues are ordered by likeness + `win_bonus` if the guesser puts the word first (ties and
    losers by how close the word came). The bonus is the one knob between human likeness and
    guessability (Bliss val, seed guesser, `evaluate-suggest --win-bonus B`): 0 (the guesser
    ignored) gives main idea 0.483, set F1 0.476, seed Hits@1 0.684; 0.25 gives 0.485, 0.468,
@@ -25,7 +30,7 @@ to make a guesser pick the word over the words it must not be confused with.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from itertools import combinations
 from typing import Sequence
 
@@ -34,8 +39,8 @@ import numpy as np
 from pictorank.encoder import Encoder
 from pictorank.errors import UsageError
 from pictorank.puzzles import HintVocabulary
-from pictorank.query import Query, seed_text
-from pictorank.ranker import Ranker, SeedRanker
+from pictorank.query import Query, joined_text, seed_text
+from pictorank.ranker import LearnedRanker, Ranker, SeedRanker
 from pictorank.suggest.model import ClueModel, PictogramScores
 from pictorank.suggest.rules import check_request, names_word, same_word, words_of
 
@@ -43,7 +48,8 @@ MAIN_IDEAS = 3  # main ideas tried: the model's top 3 hold the human one 62% of 
 SPECIFIERS = 5  # specifiers tried after each main idea
 SHORTLIST = 10  # candidates the real guesser judges (each is one sentence to encode)
 HARDEST_NEIGHBOURS = 10  # stand-ins for `avoid` when none is given
-WIN_BONUS = 0.5  # likeness a clue gains by making the guesser pick the word (see step 5)
+WIN_BONUS = 0.5  # likeness a clue gains by making the guesser pick the word (see step 6)
+READER_WEIGHT = 1.0  # likeness per unit of the reader's cosine (step 5): both are of order 1, not tuned
 
 
 @dataclass(frozen=True)
@@ -62,7 +68,7 @@ class Suggestion:
 
     `rank` is the word's 1-based rank among itself and `avoid` under the guesser; `margin` its
     score minus the best other word's (> 0: the guesser picks the word). `likeness` is the human
-    likeness of step 3 above (higher is more like a train clue). `known` marks a train clue of
+    likeness of steps 3 and 5 above (higher is more like a train clue). `known` marks a train clue of
     this very word, given back as it was.
     """
 
@@ -105,17 +111,21 @@ class Suggester:
         ONNX int8 export's vectors are not PyTorch's).
     win_bonus : what winning the guesser is worth in likeness (inf: a winner always beats a loser).
     main_ideas, specifiers, shortlist : candidate counts (see the constants above).
+    reader : an encoder fine-tuned on train clues -> answers (a learned model's, see
+        `fine_tuned_encoder`), or None. It must have learned from the same train clues as the
+        model, never from the words it will be asked about.
     """
 
     def __init__(self, model: ClueModel, vocabulary: HintVocabulary, guesser: Ranker, encoder: Encoder,
                  main_ideas: int = MAIN_IDEAS, specifiers: int = SPECIFIERS, shortlist: int = SHORTLIST,
-                 win_bonus: float = WIN_BONUS) -> None:
+                 win_bonus: float = WIN_BONUS, reader: Encoder | None = None) -> None:
         if not win_bonus >= 0:
             raise UsageError(f"win_bonus must be 0 or more, not {win_bonus!r}")
         if encoder.model_id != model.encoder.model_id:  # words must be embedded as the model's were
             raise UsageError(f"the clue model was fitted with encoder {model.encoder.model_id!r}, "
                              f"not {encoder.model_id!r}: score with the one it was fitted with")
         self.win_bonus = win_bonus
+        self.reader = reader
         self.model = model
         self.guesser = guesser
         self.encoder = encoder
@@ -144,7 +154,7 @@ class Suggester:
         candidates = self._candidates(scores, max_length)
         known = self._known(word, allowed, max_length) if use_known else []
         options = [word, *avoid]
-        shortlist = known + self._shortlist(candidates, options)
+        shortlist = known + self._read(word, self._shortlist(candidates, options))
         judged = self._judge(shortlist, options)
         order = sorted(range(len(shortlist)), key=lambda i: _preference(shortlist[i], judged[i][0], self.win_bonus))
         chosen, seen = [], set()
@@ -214,6 +224,16 @@ class Suggester:
         picked += [i for i in np.argsort(-proxy, kind="stable") if i not in picked][: self.shortlist - half]
         return [candidates[i] for i in picked]
 
+    def _read(self, word: str, candidates: list[_Candidate]) -> list[_Candidate]:
+        """Add to each candidate's likeness how well the reader reads the whole clue as the word
+        (step 5); unchanged without a reader."""
+        if self.reader is None or not candidates:
+            return candidates
+        texts = [joined_text([self.model.descriptions_[i] for i in c.pictograms]) for c in candidates]
+        vectors = self.reader.encode([word, *texts])
+        cosines = vectors[1:] @ vectors[0]
+        return [replace(c, likeness=c.likeness + READER_WEIGHT * float(cos)) for c, cos in zip(candidates, cosines)]
+
     def _judge(self, candidates: list[_Candidate], options: list[str]) -> list[tuple[float, int]]:
         """Per candidate: the guesser's score of the word minus the best other option's, and the
         word's 1-based rank among the options (ties count against the word)."""
@@ -273,6 +293,12 @@ def _preference(candidate: _Candidate, margin: float, win_bonus: float) -> tuple
     if math.isinf(win_bonus):
         return (1, -float(wins), -candidate.likeness if wins else -margin)
     return (1, -(candidate.likeness + win_bonus * wins), -margin)
+
+
+def fine_tuned_encoder(ranker: Ranker) -> Encoder | None:
+    """The encoder a learned ranker fine-tuned to read train clues as their answers (None for the
+    unlearned rankers, or a model trained without fine-tuning): the suggester's `reader`."""
+    return ranker.extractor.finetuned_encoder if isinstance(ranker, LearnedRanker) else None
 
 
 def _ids_by_description(vocabulary: HintVocabulary, model: ClueModel) -> dict[str, list[int]]:
