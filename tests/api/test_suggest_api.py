@@ -18,6 +18,7 @@ from pictorank.api.app import create_app
 from pictorank.api.clues import ClueGiver, build_clue_giver
 from pictorank.api.settings import Settings
 from pictorank.suggest import is_valid_clue
+from pictorank.suggest.suggester import fine_tuned_encoder
 
 JSON = {"content-type": "application/json"}
 
@@ -34,6 +35,11 @@ def client(api_service, clue_giver) -> Iterator[TestClient]:
     """Returns 500s instead of raising them: a server error is a failed assertion, not a crash."""
     with TestClient(create_app(Settings(), service=api_service, clues=clue_giver), raise_server_exceptions=False) as c:
         yield c
+
+
+def test_a_served_learned_model_lends_its_fine_tuned_encoder_as_reader(api_service, clue_giver) -> None:
+    assert clue_giver.suggester is not None
+    assert clue_giver.suggester.reader is fine_tuned_encoder(api_service.ranker)
 
 
 def _suggest(client: TestClient, **body) -> dict:

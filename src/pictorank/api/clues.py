@@ -15,6 +15,10 @@ The guesser (`PICTORANK_SUGGEST_GUESSER`):
   clue is not tuned to their quirks; and it is cheap (one sentence embedding per candidate clue).
 - `served`: the ranker the service serves (e.g. the learned model): clues chosen to win against
   exactly the guesser that /rank and the game use; each candidate costs that ranker's features.
+
+When the service serves a learned model with a fine-tuned encoder, that encoder is the suggester's
+reader: it judges how well each shortlisted clue reads as the word (more human-like clues, see
+pictorank.suggest.suggester), for one more embedding of the word and of each shortlisted clue.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from pictorank.errors import PictorankError
 from pictorank.puzzles import load_puzzles, to_queries
 from pictorank.ranker import SeedRanker
 from pictorank.suggest import Suggester, Suggestion, fit_or_load
+from pictorank.suggest.suggester import fine_tuned_encoder
 
 log = logging.getLogger(__name__)
 GUESSERS = ("seed", "served")
@@ -115,5 +120,5 @@ def build_clue_giver(settings: Settings, service: RankingService, stop: threadin
         log.warning("POST /suggest disabled: %s", exc)
         return ClueGiver(error=f"the clue-giver has no training puzzles: {exc} (set PICTORANK_SUGGEST_TRAIN)")
     guesser = service.ranker if settings.suggest_guesser == "served" else SeedRanker(service.encoder)
-    suggester = Suggester(model, service.vocab, guesser, service.encoder)
+    suggester = Suggester(model, service.vocab, guesser, service.encoder, reader=fine_tuned_encoder(service.ranker))
     return ClueGiver(suggester, service, settings.suggest_guesser)
