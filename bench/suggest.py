@@ -1,6 +1,6 @@
 """Clue-giver benchmark: baselines and pictorank's suggester side by side on val, and timings.
 
-    .venv/bin/python bench/suggest.py [--rows N] [--model DIR] [--bonus 0 0.5] [--timing-words 40] [--no-table]
+    .venv/bin/python bench/suggest.py [--rows N] [--model DIR] [--reader DIR] [--bonus 0 0.5] [--timing-words 40] [--no-table]
 
 Rows of the table (every clue judged on the same val puzzles, the answer's other options as the
 words to avoid; val answers never occur in train):
@@ -10,7 +10,8 @@ words to avoid; val answers never occur in train):
   it, in order of nearness (k = 2, 3).
 - suggest (bonus B): pictorank's suggester with the seed guesser (`--model`: also with the
   learned ranker as guesser); bonus inf puts every clue the guesser gets right first, a finite
-  bonus trades guessability for likeness to human clues.
+  bonus trades guessability for likeness to human clues. `--reader DIR`: the same rows again with
+  that model's fine-tuned encoder as the suggester's reader ("+ reader").
 
 Timing, for never-seen words (val answers) with 10 avoid words each, one request at a time after a
 warm-up, wall clock; the clue model comes from the cache (fitted once if absent):
@@ -43,7 +44,7 @@ from pictorank.puzzles import HintVocabulary, Puzzle, load_hints, load_puzzles, 
 from pictorank.ranker import CosineRanker, Ranker, SeedRanker, load_ranker
 from pictorank.suggest import Suggester, fit_or_load
 from pictorank.suggest.evaluate import agreement, evaluate_suggestions, suggest_for_puzzles
-from pictorank.suggest.suggester import Pictogram, Suggestion
+from pictorank.suggest.suggester import Pictogram, Suggestion, fine_tuned_encoder
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "bliss"
 
@@ -70,13 +71,14 @@ def row(name: str, result: dict, seconds: float | None = None) -> str:
             m = result["guessers"][guesser]["suggested"]
             cells.append(f"{m['hits@1']:>7.3f} {m['score']:>6.3f}")
     timing = f"{seconds * 1000:>7.0f}" if seconds is not None else f"{'':>7}"
-    return f"{name:<28} " + " ".join(cells) + f" {timing}"
+    return f"{name:<37} " + " ".join(cells) + f" {timing}"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=0, help="first N val rows only (0: all 563)")
     parser.add_argument("--model", help="a learned model directory: judge with it, and also suggest with it as guesser")
+    parser.add_argument("--reader", help="a learned model directory whose fine-tuned encoder reads the candidate clues")
     parser.add_argument("--bonus", type=float, nargs="*", default=[0.0, 0.5], help="finite win bonuses to try")
     parser.add_argument("--timing-words", type=int, default=40, help="never-seen words timed one by one")
     parser.add_argument("--no-table", action="store_true", help="timings only (the table takes ~10 minutes)")
@@ -90,15 +92,16 @@ def main() -> None:
     started = time.perf_counter()
     model = fit_or_load(to_queries(train, vocab), list(vocab.descriptions.values()), encoder, default_cache_dir())
     print(f"clue model ready in {time.perf_counter() - started:.1f} s (from the cache when fitted before)", file=sys.stderr)
+    reader = fine_tuned_encoder(load_ranker(args.reader, encoder=encoder)) if args.reader else None
     if args.no_table:
-        print(timing(model, vocab, encoder, val, args.timing_words))
+        print(timing(model, vocab, encoder, val, args.timing_words, reader))
         print(http_timing(val, args.timing_words))
         return
     seed, cosine = SeedRanker(encoder), CosineRanker(encoder)
     judges: dict[str, Ranker] = {"seed": seed, "cosine": cosine}
     if args.model:
         judges["learned"] = load_ranker(args.model, encoder=encoder)
-    header = f"{'clue':<28} {'main':>6} {'setF1':>6} {'exact':>6} {'len':>5}" + "".join(
+    header = f"{'clue':<37} {'main':>6} {'setF1':>6} {'exact':>6} {'len':>5}" + "".join(
         f" {g + ' @1':>7} {'score':>6}" for g in judges) + f" {'p50 ms':>7}"
     lines = [header, "-" * len(header)]
 
@@ -110,14 +113,18 @@ def main() -> None:
     for k in (2, 3):
         judged(f"nearest-{k}", [nearest_descriptions(p.answer or "", k, vocab, encoder) for p in val])
     guessers = {"seed": seed, **({"learned": judges["learned"]} if args.model else {})}
+    readers = {"": None, **({" + reader": reader} if reader is not None else {})}
     for guesser_name, guesser in guessers.items():
-        for bonus in [math.inf, *args.bonus]:
-            suggester = Suggester(model, vocab, guesser, encoder, win_bonus=bonus)
-            suggestions, seconds = suggest_for_puzzles(suggester, val)
-            judged(f"suggest ({guesser_name}, bonus {bonus:g})", suggestions, float(np.median(seconds)))
+        for reader_name, used_reader in readers.items():
+            for bonus in [math.inf, *args.bonus]:
+                suggester = Suggester(model, vocab, guesser, encoder, win_bonus=bonus, reader=used_reader)
+                suggestions, seconds = suggest_for_puzzles(suggester, val)
+                judged(f"suggest ({guesser_name}, bonus {bonus:g}){reader_name}", suggestions, float(np.median(seconds)))
     encoder.flush()
+    if reader is not None:
+        reader.flush()
     print("\n".join(lines))
-    print(timing(model, vocab, encoder, val, args.timing_words))
+    print(timing(model, vocab, encoder, val, args.timing_words, reader))
     print(http_timing(val, args.timing_words))
 
 
@@ -182,17 +189,21 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def timing(model, vocab: HintVocabulary, encoder: Encoder, val: list[Puzzle], count: int) -> str:
-    """p50/p95 of one suggest call for never-seen words (fresh encoder memory: nothing memoised)."""
+def timing(model, vocab: HintVocabulary, encoder: Encoder, val: list[Puzzle], count: int,
+           reader: Encoder | None = None) -> str:
+    """p50/p95 of one suggest call for never-seen words (fresh encoder memory: nothing memoised),
+    with `reader` as the suggester's reader when given (also fresh)."""
     fresh = Encoder(model=encoder.model, model_id=encoder.model_id)  # no disk cache: every string is new
-    suggester = Suggester(model, vocab, SeedRanker(fresh), fresh)
+    fresh_reader = Encoder(model=reader.model, model_id=reader.model_id) if reader is not None else None
+    suggester = Suggester(model, vocab, SeedRanker(fresh), fresh, reader=fresh_reader)
     suggester.suggest("warm-up word", ["a", "b"])
     seconds = []
     for word, avoid in timed_words(val, count):
         started = time.perf_counter()
         suggester.suggest(word, avoid, top=5, use_known=False)
         seconds.append(time.perf_counter() - started)
-    return f"suggest() in process for {len(seconds)} never-seen words with 10 avoid words: {percentiles(seconds)}"
+    with_reader = " (with the reader)" if reader is not None else ""
+    return f"suggest(){with_reader} in process for {len(seconds)} never-seen words with 10 avoid words: {percentiles(seconds)}"
 
 
 if __name__ == "__main__":
