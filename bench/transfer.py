@@ -3,6 +3,7 @@
     .venv/bin/python bench/transfer.py                         # models/default + two retrainings
     .venv/bin/python bench/transfer.py --model models/exp-x    # another Bliss-trained model
     .venv/bin/python bench/transfer.py --work /tmp/transfer    # where split files and models go
+    .venv/bin/python bench/transfer.py --skip-retraining --served-draws 5   # + the served spread
 
 One table, five settings, each with seed, cosine (base encoder, joined text), fine-tuned cosine
 (joined text through the learned model's own fine-tuned encoder) and the learned model; score,
@@ -22,6 +23,13 @@ Hits@10, Hits@1, MRR:
 - emoji, emoji names (zero-shot): the hand-written sets tests/data/emoji (44 puzzles, everyday
   words) and tests/data/emoji_names (120 puzzles whose answers are names and phrases).
 
+With `--served-draws N`, the zero-shot sets are also ranked as a server meets them, N times: a
+fresh model with in-memory vectors only, one request at a time, in a shuffled order. The int8 base
+encoder quantises activations per batch, so a string's vector depends on the request it came in
+(and, above, on the whole set it was first encoded with, kept by the disk cache); the second table
+gives the mean and spread over the draws of the learned model and of plain cosine as served (the
+int8 base encoder's cosine, the one the learned model blends towards), beside plain cosine above.
+
 Fine-tuned encoders are cached under $PICTORANK_CACHE_DIR/finetuned, so a second run retrains
 only LightGBM. Training logs go to stderr; the table to stdout.
 """
@@ -37,10 +45,12 @@ import time
 from pathlib import Path
 from typing import Sequence
 
+import numpy as np
+
 from pictorank.config import use_offline_environment
 from pictorank.encoder import Encoder
 from pictorank.evaluation import evaluate_rankings
-from pictorank.puzzles import Puzzle, load_hints, load_puzzles, to_queries
+from pictorank.puzzles import HintVocabulary, Puzzle, load_hints, load_puzzles, to_queries
 from pictorank.ranker import CosineRanker, LearnedRanker, Ranker, SeedRanker, load_ranker
 from pictorank.train import TrainConfig, train_command
 
@@ -113,6 +123,38 @@ def train(out: Path, train_csv: Path, val_csv: Path, hints: Path, encoder: Encod
     return ranker
 
 
+def served_draws(model_dir: Path, sets: dict[str, tuple[list[Puzzle], HintVocabulary]], draws: int,
+                 seed: int) -> dict[str, dict[str, list[dict[str, float]]]]:
+    """Each set ranked `draws` times as a server would rank it (see the module docstring): per set,
+    per method ('learned', 'served cosine'), one metrics dict per draw."""
+    results: dict[str, dict[str, list[dict[str, float]]]] = {}
+    for draw in range(draws):
+        model = load_ranker(model_dir, encoder=Encoder(cache_dir=None))  # nothing from the disk cache
+        assert isinstance(model, LearnedRanker)
+        rankers: dict[str, Ranker] = {"learned": model, "served cosine": CosineRanker(model.encoder)}
+        for name, (puzzles, vocab) in sets.items():
+            queries = to_queries(puzzles, vocab)
+            order = list(range(len(queries)))
+            random.Random(seed + draw).shuffle(order)
+            for method, ranker in rankers.items():  # cosine reads the vectors the learned model's requests made
+                rankings: list[list[str]] = [[] for _ in queries]
+                for i in order:
+                    rankings[i] = ranker.rank([queries[i]])[0]
+                results.setdefault(name, {}).setdefault(method, []).append(evaluate_rankings(puzzles, rankings)["overall"])
+    return results
+
+
+def spread_table(results: dict[str, dict[str, list[dict[str, float]]]]) -> str:
+    """Mean and standard deviation over the draws of score and Hits@1."""
+    header = f"{'setting':<34} {'method':<18} {'draws':>5} {'score':>16} {'hits@1':>16}"
+    lines = [header, "-" * len(header)]
+    for setting, by_method in results.items():
+        for method, runs in by_method.items():
+            cells = [f"{np.mean([r[k] for r in runs]):.4f} ± {np.std([r[k] for r in runs]):.4f}" for k in ("score", "hits@1")]
+            lines.append(f"{setting:<34} {method:<18} {len(runs):>5} " + " ".join(f"{c:>16}" for c in cells))
+    return "\n".join(lines)
+
+
 def table(results: dict[str, dict[str, dict[str, float]]]) -> str:
     header = f"{'setting':<34} {'method':<18} {'rows':>5} " + " ".join(f"{m:>8}" for m in METRICS)
     lines = [header, "-" * len(header)]
@@ -129,6 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--holdout-fraction", type=float, default=0.1)
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--skip-retraining", action="store_true", help="only the settings that use --model")
+    parser.add_argument("--served-draws", type=int, default=0, help="rank the zero-shot sets this many times as served")
     args = parser.parse_args(argv)
     log = lambda message: print(message, file=sys.stderr)  # noqa: E731
     cache = Path(os.environ.get("PICTORANK_CACHE_DIR", ROOT / ".cache" / "embeddings"))
@@ -158,7 +201,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         results["bliss val, held-out pictograms"] = measure(load_puzzles(out_val, bliss_vocab), bliss_vocab, heldout, encoder)
 
     elco_vocab = load_hints(ELCO / "hint_descriptions.csv")
-    results["elco dev, zero-shot"] = measure(load_puzzles(ELCO / "elco_dev.csv", elco_vocab), elco_vocab, model, encoder)
+    zero_shot = {"elco dev, zero-shot": (load_puzzles(ELCO / "elco_dev.csv", elco_vocab), elco_vocab)}
+    results["elco dev, zero-shot"] = measure(*zero_shot["elco dev, zero-shot"], model, encoder)
 
     if not args.skip_retraining:
         fields, rows = read_rows(ELCO / "elco_dev.csv")
@@ -171,12 +215,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     for name, folder in EMOJI_SETS.items():
         vocab = load_hints(folder / "hint_descriptions.csv")
-        results[f"{name}, zero-shot"] = measure(load_puzzles(folder / "puzzles.csv", vocab), vocab, model, encoder)
+        zero_shot[f"{name}, zero-shot"] = (load_puzzles(folder / "puzzles.csv", vocab), vocab)
+        results[f"{name}, zero-shot"] = measure(*zero_shot[f"{name}, zero-shot"], model, encoder)
     for ranker_encoder in {id(e): e for e in [encoder, *model.encoders()]}.values():
         ranker_encoder.flush()
 
     print(f"model: {args.model}\n")
     print(table(results))
+    if args.served_draws > 0:
+        print(f"\nserved: {args.served_draws} draws, one request at a time in a shuffled order, fresh in-memory vectors\n")
+        print(spread_table(served_draws(args.model, zero_shot, args.served_draws, args.seed)))
     return 0
 
 
