@@ -355,7 +355,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--quantization", default=TrainConfig.quantization, type=_quantization_arg,
                        help="ONNX export of the encoders for inference: int8, int8-ffn (feed-forward "
                        "layers only), fp32, per encoder as "
-                       f"base=int8,ft=fp32 (default {TrainConfig.quantization}), or none (the model runs on PyTorch)")
+                       f"base=int8,ft=int8-ffn (default {TrainConfig.quantization}), or none (the model runs on PyTorch)")
     _add_cache_args(train)
     train.set_defaults(func=cmd_train)
 

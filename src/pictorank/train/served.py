@@ -34,12 +34,7 @@ def served_encoder(model: Any, model_id: str, space: str, quantization: str | No
     if quantization is None:
         return Encoder(model=model, model_id=model_id, cache_dir=cache_dir)
     wanted = space_quantization(quantization, space)
-    if isinstance(model, OnnxSentenceEncoder):
-        if model.quantization != wanted:
-            raise ModelError(f"{model.directory}: a {model.quantization} export, training asked for {wanted}")
-        exported = model
-    else:
-        exported = OnnxSentenceEncoder(_export(model, f"{model_id}+{wanted}", wanted, cache_dir), verify=False)
+    exported = OnnxSentenceEncoder(_export(model, f"{model_id}+{wanted}", wanted, cache_dir), verify=False)
     return Encoder(model=exported, model_id=runtime_model_id(model_id, wanted), cache_dir=cache_dir)
 
 
