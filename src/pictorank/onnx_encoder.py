@@ -45,6 +45,7 @@ EXPORT_FORMAT = 1  # bump when the folder's layout or the graph's inputs/outputs
 # for attention; see `_feed_forward_matmuls`.
 QUANTIZATIONS = ("fp32", "int8", "int8-ffn")
 CHECKED = ("onnxruntime", "tokenizers")  # their major.minor must match at load time
+EXPORTERS = ("torch", "transformers", "onnx")  # what made the graph: a cached export is re-made when one changes
 DEFAULT_MAX_SEQ_LENGTH = 256
 
 
@@ -93,7 +94,7 @@ def export_onnx(model: "SentenceTransformer", directory: str | os.PathLike, quan
         "quantization": quantization,
         "max_seq_length": int(model.max_seq_length or DEFAULT_MAX_SEQ_LENGTH),
         "dimension": int(model.get_embedding_dimension()),
-        "versions": {name: _installed(name) for name in ("torch", "transformers", "onnx", *CHECKED)},
+        "versions": {name: _installed(name) for name in (*EXPORTERS, *CHECKED)},
         "sha256": {ONNX_FILE: _sha256(directory / ONNX_FILE), TOKENIZER_FILE: _sha256(directory / TOKENIZER_FILE)},
     }
     (directory / CONFIG_FILE).write_text(json.dumps(config, indent=2), encoding="utf-8")
@@ -185,6 +186,14 @@ def _torch_export(model: "SentenceTransformer", path: Path) -> None:
 
 
 # -- inference (no torch) ---------------------------------------------------------------------
+
+
+def made_by_installed_exporters(config: dict[str, Any]) -> bool:
+    """Whether an export's onnx.json names the torch, transformers and onnx installed now. A
+    shipped model need not (it runs without them); a cached export of a training run must, or
+    the training's features would come from another exporter's graph than a fresh export."""
+    versions = config.get("versions")
+    return isinstance(versions, dict) and all(versions.get(name) == _installed(name) for name in EXPORTERS)
 
 
 def read_export_config(directory: str | os.PathLike) -> dict[str, Any]:

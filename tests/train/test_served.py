@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from importlib.metadata import version
+
 import numpy as np
 
 from pictorank.onnx_encoder import OnnxSentenceEncoder
@@ -32,3 +35,13 @@ def test_a_damaged_cached_export_is_made_again(base_model, tmp_path):
     again = served_encoder(base_model, "base-id", "base", "fp32", tmp_path)
     texts = ["water"]
     np.testing.assert_allclose(again.encode(texts), base_model.encode(texts, normalize_embeddings=True), atol=2e-5)
+
+
+def test_a_cached_export_made_by_another_torch_is_made_again(base_model, tmp_path):
+    first = served_encoder(base_model, "base-id", "base", "fp32", tmp_path)
+    config_file = first.model.directory / "onnx.json"
+    config = json.loads(config_file.read_text())
+    config["versions"]["torch"] = "1.0.0"
+    config_file.write_text(json.dumps(config))
+    again = served_encoder(base_model, "base-id", "base", "fp32", tmp_path)
+    assert json.loads((again.model.directory / "onnx.json").read_text())["versions"]["torch"] == version("torch")

@@ -23,7 +23,7 @@ from typing import Any
 
 from pictorank.encoder import Encoder
 from pictorank.errors import ModelError
-from pictorank.onnx_encoder import OnnxSentenceEncoder, export_onnx, read_export_config
+from pictorank.onnx_encoder import OnnxSentenceEncoder, export_onnx, made_by_installed_exporters, read_export_config
 from pictorank.ranker.runtime import runtime_model_id, space_quantization
 
 
@@ -44,10 +44,11 @@ def _export(model: Any, name: str, quantization: str, cache_dir: Path | None) ->
     folder = root / name
     if folder.is_dir():
         try:
-            read_export_config(folder)
-            return folder
+            if made_by_installed_exporters(read_export_config(folder)):
+                return folder
         except ModelError:
-            shutil.rmtree(folder, ignore_errors=True)  # made by other library versions, or damaged
+            pass
+        shutil.rmtree(folder, ignore_errors=True)  # made by other library versions, or damaged
     root.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=root))
     export_onnx(model, staging, quantization)
