@@ -19,8 +19,11 @@ warm-up, wall clock; the clue model comes from the cache (fitted once if absent)
 - in process: `Suggester.suggest` over an encoder that has memoised nothing;
 - over HTTP: POST /suggest to the service (in-thread uvicorn, as `pictorank serve` runs it) started
   from an *empty* embedding cache whose answer vocabulary is train's only, so no val word was
-  encoded before its request: what a user meets with a word the service never saw. The service's
-  /rank method does not matter here: /suggest's guesser is the seed baseline (the default).
+  encoded before its request: what a user meets with a word the service never saw. /suggest's
+  guesser is the seed baseline (the default) either way. The service serves plain cosine and,
+  with `--reader DIR`, also that learned model (`pictorank serve --model DIR`, as a deployment
+  runs it: its ONNX base encoder for the clue model and the guesser, its fine-tuned encoder as the
+  reader), side by side in the same run.
 """
 
 from __future__ import annotations
@@ -95,7 +98,8 @@ def main() -> None:
     reader = fine_tuned_encoder(load_ranker(args.reader, encoder=encoder)) if args.reader else None
     if args.no_table:
         print(timing(model, vocab, encoder, val, args.timing_words, reader))
-        print(http_timing(val, args.timing_words))
+        for served in (None, *([args.reader] if args.reader else [])):
+            print(http_timing(val, args.timing_words, served))
         return
     seed, cosine = SeedRanker(encoder), CosineRanker(encoder)
     judges: dict[str, Ranker] = {"seed": seed, "cosine": cosine}
@@ -125,7 +129,8 @@ def main() -> None:
         reader.flush()
     print("\n".join(lines))
     print(timing(model, vocab, encoder, val, args.timing_words, reader))
-    print(http_timing(val, args.timing_words))
+    for served in (None, *([args.reader] if args.reader else [])):
+        print(http_timing(val, args.timing_words, served))
 
 
 def timed_words(val: list[Puzzle], count: int) -> list[tuple[str, list[str]]]:
@@ -139,8 +144,10 @@ def percentiles(seconds: list[float]) -> str:
     return f"p50 {p50 * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms"
 
 
-def http_timing(val: list[Puzzle], count: int) -> str:
-    """p50/p95 of POST /suggest over HTTP for never-seen words, from an empty embedding cache."""
+def http_timing(val: list[Puzzle], count: int, model_dir: str | None = None) -> str:
+    """p50/p95 of POST /suggest over HTTP for never-seen words, from an empty embedding cache, by a
+    service that serves plain cosine or, with `model_dir`, that learned model (and reads the
+    candidate clues with its fine-tuned encoder)."""
     import uvicorn
 
     from pictorank.api.app import create_app
@@ -150,7 +157,8 @@ def http_timing(val: list[Puzzle], count: int) -> str:
     from pictorank.api.settings import Settings
 
     with tempfile.TemporaryDirectory() as empty:
-        settings = Settings(cache_dir=Path(empty), vocabulary_files=[DATA / "train.csv"], port=_free_port())
+        served = {"model_dir": Path(model_dir)} if model_dir else {"method": "cosine"}
+        settings = Settings(cache_dir=Path(empty), vocabulary_files=[DATA / "train.csv"], port=_free_port(), **served)
         started = time.perf_counter()
         service = build_service(settings)
         service.self_test()
@@ -177,8 +185,9 @@ def http_timing(val: list[Puzzle], count: int) -> str:
         finally:
             server.should_exit = True
             thread.join(timeout=30)
-    return (f"POST /suggest over HTTP for {len(seconds)} never-seen words with 10 avoid words, from an empty "
-            f"embedding cache (service ready in {ready:.0f} s): {percentiles(seconds)}")
+    what = f"serving {model_dir}, its fine-tuned encoder as reader" if model_dir else "serving cosine, no reader"
+    return (f"POST /suggest over HTTP ({what}) for {len(seconds)} never-seen words with 10 avoid words, from an "
+            f"empty embedding cache (service ready in {ready:.0f} s): {percentiles(seconds)}")
 
 
 def _free_port() -> int:
