@@ -43,11 +43,8 @@ def _export(model: Any, name: str, quantization: str, cache_dir: Path | None) ->
     root = Path(cache_dir) / "onnx" if cache_dir is not None else _scratch()
     folder = root / name
     if folder.is_dir():
-        try:
-            if made_by_installed_exporters(read_export_config(folder)):
-                return folder
-        except ModelError:
-            pass
+        if _reusable(folder):
+            return folder
         shutil.rmtree(folder, ignore_errors=True)  # made by other library versions, or damaged
     root.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=root))
@@ -57,6 +54,15 @@ def _export(model: Any, name: str, quantization: str, cache_dir: Path | None) ->
     except OSError:  # another training made it meanwhile: use theirs
         shutil.rmtree(staging, ignore_errors=True)
     return folder
+
+
+def _reusable(folder: Path) -> bool:
+    """A cached export is sound and was made by the exporters installed now (a fresh export
+    would give the same graph)."""
+    try:
+        return made_by_installed_exporters(read_export_config(folder))
+    except ModelError:
+        return False
 
 
 @functools.cache
