@@ -7,7 +7,9 @@
 
 One table, five settings, each with seed, cosine (base encoder, joined text), fine-tuned cosine
 (joined text through the learned model's own fine-tuned encoder) and the learned model; score,
-Hits@10, Hits@1, MRR:
+Hits@10, Hits@1, MRR; then, per setting, the learned model against plain cosine puzzle by puzzle
+(first places only one of them got, with an exact McNemar p-value, and the score difference with a
+95% bootstrap interval: `pictorank.evaluation.significance`):
 
 - bliss val: the bundled val set ranked by `--model` (trained on Bliss train; val also stopped
   its LightGBM early, so its figures are slightly optimistic);
@@ -50,6 +52,7 @@ import numpy as np
 from pictorank.config import use_offline_environment
 from pictorank.encoder import Encoder
 from pictorank.evaluation import evaluate_rankings
+from pictorank.evaluation.significance import compare_paired, format_comparisons
 from pictorank.puzzles import HintVocabulary, Puzzle, load_hints, load_puzzles, to_queries
 from pictorank.ranker import CosineRanker, LearnedRanker, Ranker, SeedRanker, load_ranker
 from pictorank.train import TrainConfig, train_command
@@ -108,9 +111,10 @@ def methods(model: LearnedRanker, encoder: Encoder) -> dict[str, Ranker]:
     return rankers
 
 
-def measure(puzzles: Sequence[Puzzle], vocab, model: LearnedRanker, encoder: Encoder) -> dict[str, dict[str, float]]:
+def measure(puzzles: Sequence[Puzzle], vocab, model: LearnedRanker, encoder: Encoder) -> dict[str, dict]:
+    """Per method, evaluate_rankings' result: the means ('overall') and each puzzle's answer rank."""
     queries = to_queries(puzzles, vocab)
-    return {name: evaluate_rankings(puzzles, r.rank(queries))["overall"] for name, r in methods(model, encoder).items()}
+    return {name: evaluate_rankings(puzzles, r.rank(queries)) for name, r in methods(model, encoder).items()}
 
 
 def train(out: Path, train_csv: Path, val_csv: Path, hints: Path, encoder: Encoder, log) -> LearnedRanker:
@@ -155,13 +159,21 @@ def spread_table(results: dict[str, dict[str, list[dict[str, float]]]]) -> str:
     return "\n".join(lines)
 
 
-def table(results: dict[str, dict[str, dict[str, float]]]) -> str:
+def table(results: dict[str, dict[str, dict]]) -> str:
     header = f"{'setting':<34} {'method':<18} {'rows':>5} " + " ".join(f"{m:>8}" for m in METRICS)
     lines = [header, "-" * len(header)]
     for setting, by_method in results.items():
-        for method, m in by_method.items():
+        for method, result in by_method.items():
+            m = result["overall"]
             lines.append(f"{setting:<34} {method:<18} {int(m['rows']):>5} " + " ".join(f"{m[k]:>8.4f}" for k in METRICS))
     return "\n".join(lines)
+
+
+def paired_table(results: dict[str, dict[str, dict]]) -> str:
+    """Per setting, the learned model against cosine on the same puzzles: is the gap chance?"""
+    comparisons = [compare_paired(setting, by_method["learned"]["ranks"], "cosine", by_method["cosine"]["ranks"])
+                   for setting, by_method in results.items()]
+    return format_comparisons(comparisons, label="setting")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -176,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     log = lambda message: print(message, file=sys.stderr)  # noqa: E731
     cache = Path(os.environ.get("PICTORANK_CACHE_DIR", ROOT / ".cache" / "embeddings"))
     encoder = Encoder(cache_dir=cache)
-    results: dict[str, dict[str, dict[str, float]]] = {}
+    results: dict[str, dict[str, dict]] = {}
 
     model = load_ranker(args.model, encoder=encoder)
     if not isinstance(model, LearnedRanker):
@@ -222,6 +234,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     print(f"model: {args.model}\n")
     print(table(results))
+    print("\nthe learned model against plain cosine, puzzle by puzzle (exact McNemar test on first places, "
+          "bootstrap interval of the score difference)\n")
+    print(paired_table(results))
     if args.served_draws > 0:
         print(f"\nserved: {args.served_draws} draws, one request at a time in a shuffled order, fresh in-memory vectors\n")
         print(spread_table(served_draws(args.model, zero_shot, args.served_draws, args.seed)))

@@ -20,6 +20,7 @@ from pictorank.encoder import Encoder
 from pictorank.errors import DataError, PictorankError, UsageError
 from pictorank.evaluation import evaluate_rankings, format_table
 from pictorank.evaluation.report import write_report
+from pictorank.evaluation.significance import compare_paired, format_comparisons
 from pictorank.puzzles import HintVocabulary, Puzzle, load_hints, load_puzzles, to_queries
 from pictorank.ranker import DEFAULT_METHOD, METHODS, Ranker, load_ranker, make_ranker, rank_puzzles
 from pictorank.suggest import MAX_CLUE_LENGTH, Suggester, fit_or_load
@@ -148,6 +149,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     """Several methods and models on the same file: one table, and optionally one report."""
     if args.report:
         check_replaceable(args.report, args.force)
+    _check_against(args)
     vocab, puzzles = _load_input(args, require_answers=True)
     encoder = build_encoder(args)  # one model load and one cache for every base-model method
     rankers = {m: make_ranker(m, encoder=encoder) for m in args.methods or ()}
@@ -158,14 +160,37 @@ def cmd_compare(args: argparse.Namespace) -> int:
     for name, ranker in rankers.items():
         rankings[name], seconds[name] = _timed_rank(args, ranker, puzzles, vocab)
     results = {name: evaluate_rankings(puzzles, r) for name, r in rankings.items()}
+    paired = _paired(args.against, results)
     if args.json:
         payload = {name: {k: v for k, v in res.items() if k != "ranks"} for name, res in results.items()}
+        if paired:
+            payload["paired"] = [c.to_dict() for c in paired]
         print(json.dumps(payload, indent=2))
     else:
         print(format_table(results))
+        if paired:
+            print(f"\npaired against {paired[0].reference} (same puzzles; exact McNemar test on first places, "
+                  "bootstrap interval of the score difference)\n")
+            print(format_comparisons(paired))
     if args.report:
         _write_report(args, puzzles, rankings, vocab, seconds)
     return 0
+
+
+def _check_against(args: argparse.Namespace) -> None:
+    """--against must name one of the compared methods or model folders (checked before ranking)."""
+    compared = [*(args.methods or ()), *(args.models or ())]
+    if args.against is not None and args.against not in compared:
+        raise UsageError(f"--against {args.against!r} is not compared: name one of {', '.join(compared) or 'none'}")
+
+
+def _paired(against: str | None, results: dict[str, dict]) -> list:
+    """Every other compared method against `against` (default: cosine, when it is compared)."""
+    reference = against or ("cosine" if "cosine" in results else None)
+    if reference is None or len(results) < 2:
+        return []
+    return [compare_paired(name, res["ranks"], reference, results[reference]["ranks"])
+            for name, res in results.items() if name != reference]
 
 
 def _quantization_arg(text: str) -> str:
@@ -341,6 +366,10 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--report", metavar="DIR", help="write DIR/report.html with plots and metrics.json")
     _add_force_arg(compare, "--report DIR")
     compare.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    compare.add_argument("--against", metavar="NAME",
+                         help="compare every other method with this one puzzle by puzzle: first places won and lost "
+                              "(exact McNemar p) and the score difference with a 95%% bootstrap interval "
+                              "(default: cosine, when it is compared)")
     _add_cache_args(compare)
     compare.set_defaults(func=cmd_compare)
 

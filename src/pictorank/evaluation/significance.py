@@ -1,0 +1,105 @@
+"""Is one method better than another on the same puzzles, or is the difference chance?
+
+Two methods ranked on the same puzzles are compared puzzle by puzzle (paired), which is far more
+sensitive than comparing their means: on 120 puzzles, two methods at Hits@1 0.80 and 0.82 may
+disagree on only three. Each test is one small function; `compare_paired` puts them together.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import asdict, dataclass
+from typing import Sequence
+
+import numpy as np
+
+from pictorank.evaluation.metrics import hits_at_k, task_score
+
+CONFIDENCE = 0.95
+RESAMPLES = 9999  # scipy's default: the interval's ends move by about 0.001 score between seeds
+
+
+def mcnemar_exact(wins: int, losses: int) -> float:
+    """Two-sided exact McNemar p-value: P(a split of the wins + losses discordant puzzles at least
+    as uneven as this one | each goes either way with probability 1/2), a binomial test.
+
+    Only the puzzles where exactly one method has the answer first count; ties carry no evidence.
+    p = 1 when there are none.
+    """
+    from scipy.stats import binomtest  # lazy: scipy is slow to import
+
+    if wins < 0 or losses < 0:
+        raise ValueError(f"counts must be 0 or more, not {wins}, {losses}")
+    if wins + losses == 0:
+        return 1.0
+    return float(binomtest(wins, wins + losses, 0.5).pvalue)
+
+
+def mean_difference_interval(a: Sequence[float], b: Sequence[float], confidence: float = CONFIDENCE,
+                             resamples: int = RESAMPLES, seed: int = 0) -> tuple[float, float, float]:
+    """Mean of a - b over paired rows, and its bootstrap confidence interval (BCa, rows resampled
+    with their pairs): (mean, low, high). When every row's difference is the same the interval is
+    that value (no resample can move it)."""
+    from scipy.stats import bootstrap  # lazy: scipy is slow to import
+
+    if len(a) != len(b) or len(a) == 0:
+        raise ValueError(f"need two equally long, non-empty lists of per-row values, not {len(a)} and {len(b)}")
+    difference = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    mean = float(difference.mean())
+    if np.all(difference == difference[0]):
+        return mean, mean, mean
+    with warnings.catch_warnings():  # BCa warns on near-degenerate samples; the interval is still usable
+        warnings.simplefilter("ignore")
+        result = bootstrap((difference,), np.mean, confidence_level=confidence, n_resamples=resamples,
+                           rng=np.random.default_rng(seed))
+    low, high = result.confidence_interval
+    return mean, float(low), float(high)
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """`method` against `reference` on the same puzzles.
+
+    wins / losses: puzzles where only `method` / only `reference` puts the answer first;
+    p_value: exact McNemar test of those; score_*: the task score's mean difference (method minus
+    reference) and its 95% bootstrap interval.
+    """
+
+    method: str
+    reference: str
+    rows: int
+    wins: int
+    losses: int
+    p_value: float
+    score_difference: float
+    score_low: float
+    score_high: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def compare_paired(method: str, ranks: Sequence[int | None], reference: str,
+                   reference_ranks: Sequence[int | None]) -> PairedComparison:
+    """`method` against `reference` from the answers' 0-based ranks on the same puzzles."""
+    if len(ranks) != len(reference_ranks):
+        raise ValueError(f"{method!r} ranked {len(ranks)} puzzles, {reference!r} {len(reference_ranks)}")
+    first = np.array([hits_at_k(r, 1) for r in ranks])
+    reference_first = np.array([hits_at_k(r, 1) for r in reference_ranks])
+    wins, losses = int(((first == 1) & (reference_first == 0)).sum()), int(((first == 0) & (reference_first == 1)).sum())
+    mean, low, high = mean_difference_interval([task_score(r) for r in ranks], [task_score(r) for r in reference_ranks])
+    return PairedComparison(method, reference, len(ranks), wins, losses, mcnemar_exact(wins, losses), mean, low, high)
+
+
+def format_comparisons(comparisons: Sequence[PairedComparison], label: str = "method") -> str:
+    """A plain-text table: first places won and lost against the reference, and the score difference."""
+    width = max([22, *(len(c.method) + 1 for c in comparisons)])
+    header = (f"{label:<{width}} {'against':<14} {'rows':>5} {'first places +/-':>17} {'McNemar p':>10} "
+              f"{'score diff [95% CI]':>30}")
+    lines = [header, "-" * len(header)]
+    for c in comparisons:
+        interval = f"{c.score_difference:+.4f} [{c.score_low:+.4f}, {c.score_high:+.4f}]"
+        p_value = "<0.001" if c.p_value < 0.001 else f"{c.p_value:.3f}"
+        lines.append(f"{c.method:<{width}} {c.reference:<14} {c.rows:>5} {f'+{c.wins} / -{c.losses}':>17} "
+                     f"{p_value:>10} {interval:>30}")
+    return "\n".join(lines)
