@@ -133,12 +133,13 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 def _write_report(
     args: argparse.Namespace, puzzles: list[Puzzle], rankings_by_method: dict[str, list[list[str]]],
-    vocab: HintVocabulary, seconds: dict[str, float],
+    vocab: HintVocabulary, seconds: dict[str, float], against: str | None = None,
 ) -> None:
     timings = ", ".join(f"{name} {s:.2f} s" for name, s in seconds.items())
     info = {"input": args.input, "hints": args.hints, "ranking time": timings}
     try:
-        path = write_report(args.report, puzzles, rankings_by_method, vocab, info, force=args.force)
+        path = write_report(args.report, puzzles, rankings_by_method, vocab, info, force=args.force,
+                            against=against)
     except OSError as exc:
         raise DataError(args.report, None, None, f"cannot write the report ({exc.strerror or exc})") from None
     if not args.quiet:
@@ -173,7 +174,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
                   "bootstrap interval of the score difference)\n")
             print(format_comparisons(paired))
     if args.report:
-        _write_report(args, puzzles, rankings, vocab, seconds)
+        _write_report(args, puzzles, rankings, vocab, seconds, against=args.against)
     return 0
 
 

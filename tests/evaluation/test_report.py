@@ -145,3 +145,25 @@ def test_cli_compare_writes_report_with_stub_rankers(tmp_path: Path, data_dir: P
     assert list(saved["methods"]) == ["seed", "cosine"] and saved["rows"] == 12
     assert cli.main(["compare", "--input", str(small), "--hints", str(data_dir / "hint_descriptions.csv")]) == 2
     assert "nothing to compare" in capsys.readouterr().err
+
+
+def test_paired_comparison_against_cosine_or_the_method_named():
+    """Two methods or more: the others against cosine (or `against`) puzzle by puzzle, in JSON and HTML."""
+    metrics = build_metrics(PUZZLES, {"good": GOOD, "cosine": BAD}, VOCAB)
+    (paired,) = metrics["paired"]
+    assert (paired["method"], paired["reference"], paired["rows"]) == ("good", "cosine", 3)
+    assert (paired["wins"], paired["losses"]) == (2, 1)  # p1 and p3 only "good" has first; p2 only "cosine"
+    assert build_metrics(PUZZLES, {"good": GOOD, "bad": BAD}, VOCAB)["paired"] == []  # no cosine, none named
+    named = build_metrics(PUZZLES, {"good": GOOD, "bad": BAD}, VOCAB, against="good")["paired"]
+    assert [(c["method"], c["losses"]) for c in named] == [("bad", 2)]
+    with pytest.raises(ValueError, match="not one of the methods"):
+        build_metrics(PUZZLES, {"good": GOOD}, VOCAB, against="cosine")
+
+
+def test_report_html_shows_the_paired_table(tmp_path: Path):
+    path = write_report(tmp_path / "r", PUZZLES, {"good": GOOD, "cosine": BAD}, VOCAB)
+    page = path.read_text()
+    assert "Puzzle by puzzle against cosine" in page and "McNemar" in page
+    assert json.loads((tmp_path / "r" / "metrics.json").read_text())["paired"][0]["wins"] == 2
+    alone = write_report(tmp_path / "alone", PUZZLES, {"good": GOOD}, VOCAB).read_text()
+    assert "Puzzle by puzzle" not in alone

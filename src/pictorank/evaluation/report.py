@@ -23,6 +23,7 @@ import numpy as np
 
 from pictorank.artifacts import check_replaceable, replacing_dir
 from pictorank.evaluation.evaluate import evaluate_rankings, summarise
+from pictorank.evaluation.significance import compare_paired
 from pictorank.puzzles import HintVocabulary, Puzzle
 
 METRIC_NAMES = ("score", "hits@10", "ndcg@10", "hits@1", "mrr")
@@ -89,16 +90,22 @@ def build_metrics(
     rankings_by_method: Mapping[str, Sequence[Sequence[str]]],
     vocab: HintVocabulary,
     worst_count: int = WORST_COUNT,
+    against: str | None = None,
 ) -> dict[str, Any]:
-    """All the report's numbers for every method: what metrics.json holds."""
+    """All the report's numbers for every method: what metrics.json holds. With two methods or
+    more, `paired` compares the others with `against` (default: cosine, when present) puzzle by
+    puzzle (`pictorank.evaluation.significance`)."""
     if not rankings_by_method:
         raise ValueError("a report needs at least one method's rankings")
+    if against is not None and against not in rankings_by_method:
+        raise ValueError(f"against={against!r} is not one of the methods")
     methods: dict[str, Any] = {}
+    zero_based: dict[str, list[int | None]] = {}
     for name, rankings in rankings_by_method.items():
         if len(rankings) != len(puzzles):
             raise ValueError(f"method {name!r}: {len(rankings)} rankings for {len(puzzles)} puzzles")
         result = evaluate_rankings(puzzles, rankings)
-        ranks = result["ranks"]
+        ranks = zero_based[name] = result["ranks"]
         methods[name] = {
             "overall": result["overall"],
             "by_subtask": result["by_subtask"],
@@ -108,7 +115,10 @@ def build_metrics(
             "worst": _worst(puzzles, rankings, ranks, vocab, worst_count),
             "ranks": {p.datapoint_id: (None if r is None else r + 1) for p, r in zip(puzzles, ranks)},
         }
-    return {"rows": len(puzzles), "methods": methods}
+    reference = against or ("cosine" if "cosine" in methods else None)
+    paired = [compare_paired(name, ranks, reference, zero_based[reference]).to_dict()
+              for name, ranks in zero_based.items() if reference is not None and name != reference]
+    return {"rows": len(puzzles), "methods": methods, "paired": paired}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -271,6 +281,27 @@ def _metrics_table(metrics: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _paired_section(paired: Sequence[dict[str, Any]]) -> str:
+    """Each method against the reference, puzzle by puzzle (empty without a reference)."""
+    if not paired:
+        return ""
+    lines = [
+        f"<h2>Puzzle by puzzle against {_e(paired[0]['reference'])}</h2>",
+        "<p>First places only one of the two methods got (an exact McNemar test: how likely a split at "
+        "least this uneven is by chance), and the mean difference of the task's score with its 95% "
+        "bootstrap interval. A gap of means on a few hundred puzzles is often chance.</p>",
+        "<table><tr><th>method</th><th>rows</th><th>first places won</th><th>first places lost</th>"
+        "<th>McNemar p</th><th>score difference [95% interval]</th></tr>",
+    ]
+    for c in paired:
+        interval = f"{c['score_difference']:+.4f} [{c['score_low']:+.4f}, {c['score_high']:+.4f}]"
+        p_value = "&lt;0.001" if c["p_value"] < 0.001 else f"{c['p_value']:.3f}"
+        lines.append(f'<tr><td>{_e(c["method"])}</td><td class="num">{c["rows"]}</td><td class="num">{c["wins"]}</td>'
+                     f'<td class="num">{c["losses"]}</td><td class="num">{p_value}</td><td class="num">{interval}</td></tr>')
+    lines.append("</table>")
+    return "\n".join(lines)
+
+
 def _worst_table(worst: Sequence[dict[str, Any]]) -> str:
     lines = [
         "<table><tr><th>puzzle</th><th>subtask</th><th>hints (main idea first)</th><th>answer</th>"
@@ -313,6 +344,7 @@ always 1, so Hits@1 and MRR separate methods there. The numbers are also in
 <h2>Metrics per method</h2>
 {_metrics_table(metrics)}
 <img src="metrics.png" alt="Grouped bar chart of every metric per method, overall and per subtask">
+{_paired_section(metrics.get("paired", []))}
 
 <h2>Where the answer was ranked</h2>
 <img src="rank_histogram.png" alt="Histogram of the answer's position in the ranking, per method">
@@ -342,16 +374,18 @@ def write_report(
     vocab: HintVocabulary,
     info: Mapping[str, Any] | None = None,
     force: bool = False,
+    against: str | None = None,
 ) -> Path:
     """Write report.html, metrics.json and the plots into `directory`; returns the report's path.
 
     `rankings_by_method` maps a method's display name to its full ranking of every puzzle (in the
     order of `puzzles`); `info` adds free key/value lines (input file, timings...) to the page.
     A folder pictorank did not write is only replaced with `force` (see `check_replaceable`).
+    `against` names the method the others are compared with puzzle by puzzle (see build_metrics).
     """
     target = Path(directory)
     check_replaceable(target, force)
-    metrics = build_metrics(puzzles, rankings_by_method, vocab)
+    metrics = build_metrics(puzzles, rankings_by_method, vocab, against=against)
     metrics["info"] = {"generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), **dict(info or {})}
     with replacing_dir(target, force) as work:
         for name, plot in PLOTS.items():
