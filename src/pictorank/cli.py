@@ -20,7 +20,7 @@ from pictorank.encoder import Encoder
 from pictorank.errors import DataError, PictorankError, UsageError
 from pictorank.evaluation import evaluate_rankings, format_table
 from pictorank.evaluation.report import write_report
-from pictorank.evaluation.significance import compare_paired, format_comparisons
+from pictorank.evaluation.significance import PairedComparison, compare_paired, format_comparisons
 from pictorank.puzzles import HintVocabulary, Puzzle, load_hints, load_puzzles, to_queries
 from pictorank.ranker import DEFAULT_METHOD, METHODS, Ranker, load_ranker, make_ranker, rank_puzzles
 from pictorank.suggest import MAX_CLUE_LENGTH, Suggester, fit_or_load
@@ -185,7 +185,7 @@ def _check_against(args: argparse.Namespace) -> None:
         raise UsageError(f"--against {args.against!r} is not compared: name one of {', '.join(compared) or 'none'}")
 
 
-def _paired(against: str | None, results: dict[str, dict]) -> list:
+def _paired(against: str | None, results: dict[str, dict]) -> list[PairedComparison]:
     """Every other compared method against `against` (default: cosine, when it is compared)."""
     reference = against or ("cosine" if "cosine" in results else None)
     if reference is None or len(results) < 2:
