@@ -162,11 +162,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         rankings[name], seconds[name] = _timed_rank(args, ranker, puzzles, vocab)
     results = {name: evaluate_rankings(puzzles, r) for name, r in rankings.items()}
     paired = _paired(args.against, results)
-    if args.json:
-        payload = {name: {k: v for k, v in res.items() if k != "ranks"} for name, res in results.items()}
-        if paired:
-            payload["paired"] = [c.to_dict() for c in paired]
-        print(json.dumps(payload, indent=2))
+    if args.json:  # the shape of the report's metrics.json: methods by name, then the paired list
+        methods = {name: {k: v for k, v in res.items() if k != "ranks"} for name, res in results.items()}
+        print(json.dumps({"methods": methods, "paired": [c.to_dict() for c in paired]}, indent=2))
     else:
         print(format_table(results))
         if paired:

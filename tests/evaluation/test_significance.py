@@ -89,7 +89,9 @@ def test_cli_compare_prints_the_paired_table_and_checks_against(tmp_path: Path, 
     out = capsys.readouterr().out
     assert "paired against cosine" in out and "McNemar" in out
     assert cli.main([*base, "--json", "--against", "seed"]) == 0
-    paired = json.loads(capsys.readouterr().out)["paired"]
+    printed = json.loads(capsys.readouterr().out)
+    assert list(printed["methods"]) == ["seed", "cosine"] and printed["methods"]["seed"]["overall"]["rows"] == 30
+    paired = printed["paired"]
     assert [(c["method"], c["reference"], c["rows"]) for c in paired] == [("cosine", "seed", 30)]
     assert paired[0]["wins"] + paired[0]["losses"] > 0  # the two stubs disagree on some first places
     assert cli.main([*base, "--against", "learned"]) == 2
