@@ -334,3 +334,19 @@ def test_header_only_input_is_an_error_for_every_command(tmp_path: Path, data_di
         assert main(args) == 2
         assert_one_line_error(capsys.readouterr().err, "no puzzles in file")
     assert not (tmp_path / "s.csv").exists() and not (tmp_path / "m").exists()
+
+
+def test_train_only_logs_a_clue_giver_it_cannot_prepare(tmp_path: Path, monkeypatch) -> None:
+    """The model is already written when train prepares the clue-giver for serving: a training set the
+    clue-giver cannot learn from is a logged line, not a failed train."""
+    from pictorank import cli
+    from pictorank.errors import ModelError
+
+    def too_small(*args, **kwargs):
+        raise ModelError("too few training clues to learn from (4)")
+
+    monkeypatch.setattr(cli, "fit_for_serving", too_small)
+    logged: list[str] = []
+    args = argparse.Namespace(out=str(tmp_path / "m"), train="train.csv", hints="hints.csv")
+    cli._prepare_clue_giver(args, encoder=None, cache_dir=tmp_path, log=logged.append)  # type: ignore[arg-type]
+    assert logged == ["clue-giver not prepared for serving this model: too few training clues to learn from (4)"]

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
+from pictorank.api.clues import fit_for_serving
 from pictorank.api.serve import add_serve_parser
 from pictorank.artifacts import check_replaceable
 from pictorank.config import default_cache_dir, use_offline_environment
@@ -208,15 +209,29 @@ def cmd_train(args: argparse.Namespace) -> int:
     quantization = None if args.quantization == "none" else args.quantization
     config = TrainConfig(finetune=not args.no_finetune, seed=args.seed, quantization=quantization)
     log = (lambda message: None) if args.quiet else (lambda message: print(message, file=sys.stderr))
-    metadata = train_command(args.train, args.val, args.hints, args.out, config, Encoder(cache_dir=cache_dir), log,
-                             force=args.force)
+    encoder = Encoder(cache_dir=cache_dir)
+    metadata = train_command(args.train, args.val, args.hints, args.out, config, encoder, log, force=args.force)
     overall = metadata["val_metrics"]["overall"]
     print(f"learned position weights (by clue length): {json.dumps(metadata['position_weights'])}")
     print(
         f"wrote {args.out}: val score {overall['score']:.4f}, Hits@1 {overall['hits@1']:.4f}, "
         f"MRR {overall['mrr']:.4f}; trained in {metadata['seconds']['total_training']:.0f} s"
     )
+    if cache_dir is not None:
+        _prepare_clue_giver(args, encoder, cache_dir, log)
     return 0
+
+
+def _prepare_clue_giver(args: argparse.Namespace, encoder: Encoder, cache_dir: Path, log: Callable[[str], None]) -> None:
+    """Fit into the cache the clue model a service of the new model will ask for (api.clues.fit_for_serving).
+    The model is already written: a training set the clue-giver cannot learn from is only logged."""
+    started = time.perf_counter()
+    try:
+        fit_for_serving(Path(args.out), Path(args.train), Path(args.hints), encoder, cache_dir)
+    except (PictorankError, ValueError) as exc:
+        log(f"clue-giver not prepared for serving this model: {exc}")
+        return
+    log(f"clue-giver for serving this model ready in the cache in {time.perf_counter() - started:.0f} s")
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

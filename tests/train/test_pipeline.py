@@ -70,7 +70,7 @@ def _slice(source, target, rows: int, drop_answer: bool = False) -> None:
 
 
 @pytest.mark.slow
-def test_cli_train_writes_a_model_that_evaluate_uses(tmp_path, data_dir, capsys):
+def test_cli_train_writes_a_model_that_evaluate_uses(tmp_path, data_dir, capsys, monkeypatch):
     _slice(data_dir / "train.csv", tmp_path / "train.csv", 150)
     _slice(data_dir / "val.csv", tmp_path / "val.csv", 40)
     hints = str(data_dir / "hint_descriptions.csv")
@@ -84,6 +84,30 @@ def test_cli_train_writes_a_model_that_evaluate_uses(tmp_path, data_dir, capsys)
     assert {"overall", "by_subtask"} <= set(metadata["val_metrics"])
     assert main(["evaluate", "--input", str(tmp_path / "val.csv"), "--model", str(tmp_path / "m"), "--json"] + common) == 0
     assert json.loads(capsys.readouterr().out)["method"] == "learned"
+    _a_service_of_the_model_finds_its_clue_model(tmp_path, hints, monkeypatch)
+
+
+def _a_service_of_the_model_finds_its_clue_model(tmp_path, hints: str, monkeypatch) -> None:
+    """`pictorank train` left in the cache the clue model a service of the new model asks for
+    (fitted with the model's own ONNX base encoder), so the service does not fit one."""
+    from pictorank.api.clues import build_clue_giver
+    from pictorank.api.service import build_service
+    from pictorank.api.settings import Settings
+    from pictorank.encoder import Encoder
+    from pictorank.suggest.model import ClueModel
+
+    settings = Settings(model_dir=tmp_path / "m", hints=hints, suggest_train=tmp_path / "train.csv",
+                        vocabulary_files=[tmp_path / "val.csv"], cache_dir=tmp_path / "cache")
+    service = build_service(settings, encoder=Encoder(cache_dir=tmp_path / "cache"))
+    assert service.encoder.model_id.endswith("+onnx-int8")  # not the PyTorch encoder the CLI suggests with
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the service fitted the clue model: train did not leave it in the cache")
+
+    monkeypatch.setattr(ClueModel, "fit", refuse)
+    giver = build_clue_giver(settings, service)
+    assert giver.error is None and giver.suggester is not None
+    assert giver.suggester.model.encoder.model_id == service.encoder.model_id
 
 
 def test_cli_train_refuses_a_file_without_answers(tmp_path, data_dir, capsys):

@@ -5,7 +5,8 @@ wait for it. No HTTP here; the route is `pictorank.api.routes.suggest`.
 The clue model learns from the service's training puzzles (`PICTORANK_SUGGEST_TRAIN`, by default
 the bundled train.csv). Fitting takes 24 s on 2 idle cores (minutes on a busy machine), so it is
 read from `<cache_dir>/suggest/` when the same fit was saved there (about 1 s); the first start-up
-on a machine pays the fit once. Without training puzzles the rest of the service works, and
+on a machine pays the fit once, unless `pictorank train` made the served model with this cache
+folder (`fit_for_serving`, below) or the Docker build fitted it. Without training puzzles the rest of the service works, and
 /suggest answers 503 with the reason (as the game page does without its puzzles).
 
 The guesser (`PICTORANK_SUGGEST_GUESSER`):
@@ -26,17 +27,18 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-from pictorank.api.service import RankingService
+from pictorank.api.service import RankingService, served_encoder
 from pictorank.api.settings import Settings
 from pictorank.encoder import Encoder
 from pictorank.errors import PictorankError
-from pictorank.puzzles import load_puzzles, to_queries
-from pictorank.ranker import SeedRanker
-from pictorank.suggest import Suggester, Suggestion, fit_or_load
+from pictorank.puzzles import load_hints, load_puzzles, to_queries
+from pictorank.ranker import SeedRanker, load_ranker
+from pictorank.suggest import ClueModel, Suggester, Suggestion, fit_or_load
 from pictorank.suggest.suggester import fine_tuned_encoder
 
 log = logging.getLogger(__name__)
@@ -122,3 +124,18 @@ def build_clue_giver(settings: Settings, service: RankingService, stop: threadin
     guesser = service.ranker if settings.suggest_guesser == "served" else SeedRanker(service.encoder)
     suggester = Suggester(model, service.vocab, guesser, service.encoder, reader=fine_tuned_encoder(service.ranker))
     return ClueGiver(suggester, service, settings.suggest_guesser)
+
+
+def fit_for_serving(model_dir: Path, train: Path, hints: Path, encoder: Encoder, cache_dir: Path) -> ClueModel:
+    """Fit the clue model that a service of `model_dir` (with these hints and training puzzles, the
+    service's defaults for the bundled data) will look for, and keep it in `cache_dir`.
+
+    `pictorank train` calls this, so that `pictorank serve` over the new model answers /suggest
+    seconds after start instead of fitting for 25 s or more: the service fits with the model's own
+    base encoder (`served_encoder`), whose vectors differ from the PyTorch encoder's that the CLI
+    and the benchmarks use, so only this fit has the key the service asks for.
+    """
+    vocab = load_hints(hints)
+    ranker = load_ranker(model_dir, encoder=encoder)
+    queries = to_queries(load_puzzles(train, vocab), vocab)
+    return fit_or_load(queries, list(vocab.descriptions.values()), served_encoder(ranker, encoder), cache_dir)

@@ -261,6 +261,13 @@ def model_name(ranker: Ranker, model_dir: Path | None, encoder: Encoder) -> str:
     return f"{served} (pictorank {version('pictorank')}, {encoder.model_id})"
 
 
+def served_encoder(ranker: Ranker, encoder: Encoder) -> Encoder:
+    """The encoder a service searches its vocabulary and fits its clue-giver with: a learned model
+    may run its own encoders (an ONNX export: pictorank.ranker.runtime), and the index must live in
+    the space of the ranker's base encoder; `encoder` for a ranker with none of its own."""
+    return ranker.encoders()[0] if ranker.encoders() else encoder
+
+
 def build_service(settings: Settings, encoder: Encoder | None = None, ranker: Ranker | None = None) -> RankingService:
     """Load everything the settings name; `encoder`/`ranker` may be injected (tests, benchmarks).
 
@@ -275,9 +282,7 @@ def build_service(settings: Settings, encoder: Encoder | None = None, ranker: Ra
             ranker = load_ranker(settings.model_dir, encoder=encoder)
         else:
             ranker = make_ranker(settings.method, encoder=encoder)
-    # A learned model may run its own encoders (an ONNX export: pictorank.ranker.runtime); the
-    # index must live in the space of the ranker's base encoder.
-    encoder = ranker.encoders()[0] if ranker.encoders() else encoder
+    encoder = served_encoder(ranker, encoder)
     # Start-up writes the vocabulary's vectors to the disk cache (restarts and further workers
     # read them back); requests never write it (Encoder.encode does not). Every encoder of the
     # ranker embeds the vocabulary now, so a clue over known words encodes only the clue.
