@@ -70,6 +70,7 @@ def _slice(source, target, rows: int, drop_answer: bool = False) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:The number of unique classes:UserWarning")  # the clue model's probe on 150 clues
 def test_cli_train_writes_a_model_that_evaluate_uses(tmp_path, data_dir, capsys, monkeypatch):
     _slice(data_dir / "train.csv", tmp_path / "train.csv", 150)
     _slice(data_dir / "val.csv", tmp_path / "val.csv", 40)
