@@ -6,8 +6,9 @@ The clue model learns from the service's training puzzles (`PICTORANK_SUGGEST_TR
 the bundled train.csv). Fitting takes 24 s on 2 idle cores (minutes on a busy machine), so it is
 read from `<cache_dir>/suggest/` when the same fit was saved there (about 1 s); the first start-up
 on a machine pays the fit once, unless `pictorank train` made the served model with this cache
-folder (`fit_for_serving`, below) or the Docker build fitted it. Without training puzzles the rest of the service works, and
-/suggest answers 503 with the reason (as the game page does without its puzzles).
+folder (`fit_for_serving`, below) or the Docker build fitted it. Without training puzzles the rest
+of the service works, and /suggest answers 503 with the reason (as the game page does without its
+puzzles).
 
 The guesser (`PICTORANK_SUGGEST_GUESSER`):
 
@@ -131,7 +132,7 @@ def fit_for_serving(model_dir: Path, train: Path, hints: Path, encoder: Encoder,
     service's defaults for the bundled data) will look for, and keep it in `cache_dir`.
 
     `pictorank train` calls this, so that `pictorank serve` over the new model answers /suggest
-    seconds after start instead of fitting for 25 s or more: the service fits with the model's own
+    seconds after start instead of fitting the model then: the service fits with the model's own
     base encoder (`served_encoder`), whose vectors differ from the PyTorch encoder's that the CLI
     and the benchmarks use, so only this fit has the key the service asks for.
     """
