@@ -96,3 +96,10 @@ def test_cli_compare_prints_the_paired_table_and_checks_against(tmp_path: Path, 
     assert paired[0]["wins"] + paired[0]["losses"] > 0  # the two stubs disagree on some first places
     assert cli.main([*base, "--against", "learned"]) == 2
     assert "--against 'learned' is not compared" in capsys.readouterr().err
+
+
+def test_p_values_are_printed_to_three_decimals_or_as_below_a_thousandth():
+    from pictorank.evaluation.significance import format_p_value
+
+    assert format_p_value(0.4531) == "0.453" and format_p_value(0.001) == "0.001"
+    assert format_p_value(0.0007) == "<0.001"

@@ -23,7 +23,7 @@ import numpy as np
 
 from pictorank.artifacts import check_replaceable, replacing_dir
 from pictorank.evaluation.evaluate import evaluate_rankings, summarise
-from pictorank.evaluation.significance import compare_paired
+from pictorank.evaluation.significance import compare_paired, format_p_value
 from pictorank.puzzles import HintVocabulary, Puzzle
 
 METRIC_NAMES = ("score", "hits@10", "ndcg@10", "hits@1", "mrr")
@@ -295,7 +295,7 @@ def _paired_section(paired: Sequence[dict[str, Any]]) -> str:
     ]
     for c in paired:
         interval = f"{c['score_difference']:+.4f} [{c['score_low']:+.4f}, {c['score_high']:+.4f}]"
-        p_value = "&lt;0.001" if c["p_value"] < 0.001 else f"{c['p_value']:.3f}"
+        p_value = _e(format_p_value(c["p_value"]))
         lines.append(f'<tr><td>{_e(c["method"])}</td><td class="num">{c["rows"]}</td><td class="num">{c["wins"]}</td>'
                      f'<td class="num">{c["losses"]}</td><td class="num">{p_value}</td><td class="num">{interval}</td></tr>')
     lines.append("</table>")

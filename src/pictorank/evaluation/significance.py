@@ -88,6 +88,11 @@ def compare_paired(method: str, ranks: Sequence[int | None], reference: str,
     return PairedComparison(method, reference, len(ranks), wins, losses, mcnemar_exact(wins, losses), mean, low, high)
 
 
+def format_p_value(p_value: float) -> str:
+    """Three decimals, or `<0.001` below that (a smaller p says no more at these sample sizes)."""
+    return "<0.001" if p_value < 0.001 else f"{p_value:.3f}"
+
+
 def format_comparisons(comparisons: Sequence[PairedComparison], label: str = "method") -> str:
     """A plain-text table: first places won and lost against the reference, and the score difference."""
     width = max([22, *(len(c.method) + 1 for c in comparisons)])
@@ -96,7 +101,6 @@ def format_comparisons(comparisons: Sequence[PairedComparison], label: str = "me
     lines = [header, "-" * len(header)]
     for c in comparisons:
         interval = f"{c.score_difference:+.4f} [{c.score_low:+.4f}, {c.score_high:+.4f}]"
-        p_value = "<0.001" if c.p_value < 0.001 else f"{c.p_value:.3f}"
         lines.append(f"{c.method:<{width}} {c.reference:<14} {c.rows:>5} {f'+{c.wins} / -{c.losses}':>17} "
-                     f"{p_value:>10} {interval:>30}")
+                     f"{format_p_value(c.p_value):>10} {interval:>30}")
     return "\n".join(lines)
