@@ -217,21 +217,22 @@ def cmd_train(args: argparse.Namespace) -> int:
         f"wrote {args.out}: val score {overall['score']:.4f}, Hits@1 {overall['hits@1']:.4f}, "
         f"MRR {overall['mrr']:.4f}; trained in {metadata['seconds']['total_training']:.0f} s"
     )
-    if cache_dir is not None:
-        _prepare_clue_giver(args, encoder, cache_dir, log)
+    _prepare_clue_giver(args, encoder, cache_dir, log)
     return 0
 
 
-def _prepare_clue_giver(args: argparse.Namespace, encoder: Encoder, cache_dir: Path, log: Callable[[str], None]) -> None:
-    """Fit into the cache the clue model a service of the new model will ask for (api.clues.fit_for_serving).
-    The model is already written: a training set the clue-giver cannot learn from is only logged."""
+def _prepare_clue_giver(args: argparse.Namespace, encoder: Encoder, cache_dir: Path | None,
+                        log: Callable[[str], None]) -> None:
+    """Fit the clue model a service of the new model will ask for and keep it in the model's folder
+    (api.clues.fit_for_serving). The ranker is already written: a training set the clue-giver cannot
+    learn from, or a folder it cannot write to, is only logged."""
     started = time.perf_counter()
     try:
         fit_for_serving(Path(args.out), Path(args.train), Path(args.hints), encoder, cache_dir)
-    except (PictorankError, ValueError) as exc:
+    except (PictorankError, ValueError, OSError) as exc:
         log(f"clue-giver not prepared for serving this model: {exc}")
         return
-    log(f"clue-giver for serving this model ready in the cache in {time.perf_counter() - started:.0f} s")
+    log(f"clue-giver for serving this model saved in {args.out} in {time.perf_counter() - started:.0f} s")
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

@@ -109,6 +109,27 @@ def test_save_load_and_cache(clue_model: ClueModel, encoder, vocab, train_puzzle
     assert again.descriptions_ == first.descriptions_ and len(list((tmp_path / "cache" / "suggest").iterdir())) == 1
 
 
+def test_a_shipped_fit_is_read_not_refitted_and_another_fit_is_ignored(
+        clue_model: ClueModel, encoder, vocab, train_puzzles, tmp_path: Path, monkeypatch) -> None:
+    """A model folder's clue model (`shipped`, written by `pictorank train`) serves a service with
+    an empty cache of its own; the folder is never written, and a fit of other puzzles is not used."""
+    from pictorank.suggest.model import fitted_key
+
+    queries, descriptions = to_queries(train_puzzles[:SLICE], vocab), list(vocab.descriptions.values())
+    shipped = tmp_path / "model"
+    clue_model.save(shipped, fitted_key(ClueModel(encoder, **SMALL), queries, descriptions))
+    before = sorted((p.name, p.stat().st_mtime_ns) for p in shipped.iterdir())
+    fits: list[int] = []
+    fit = ClueModel.fit
+    monkeypatch.setattr(ClueModel, "fit", lambda self, *a: fits.append(1) or fit(self, *a))
+
+    read = fit_or_load(queries, descriptions, encoder, tmp_path / "cache", shipped=shipped, **SMALL)
+    assert fits == [] and read.clues_ == clue_model.clues_ and not (tmp_path / "cache").exists()
+    other = fit_or_load(queries[:-1], descriptions, encoder, None, shipped=shipped, **SMALL)
+    assert fits == [1] and len(other.clues_) == len(clue_model.clues_) - 1
+    assert sorted((p.name, p.stat().st_mtime_ns) for p in shipped.iterdir()) == before
+
+
 def test_evaluation_measures_agreement_and_guessability(suggester: Suggester, val_puzzles, vocab, encoder) -> None:
     assert agreement(["a", "b"], ["a", "c", "d"]) == {"main_idea": 1.0, "set_f1": 0.4, "exact": 0.0, "length": 2.0}
     puzzles = val_puzzles[:6]

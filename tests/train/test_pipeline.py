@@ -89,26 +89,29 @@ def test_cli_train_writes_a_model_that_evaluate_uses(tmp_path, data_dir, capsys,
 
 
 def _a_service_of_the_model_finds_its_clue_model(tmp_path, hints: str, monkeypatch) -> None:
-    """`pictorank train` left in the cache the clue model a service of the new model asks for
-    (fitted with the model's own ONNX base encoder), so the service does not fit one."""
+    """`pictorank train` left in the model's folder the clue model a service of the new model asks
+    for (fitted with the model's own ONNX base encoder), so a service does not fit one, even with a
+    cache folder of its own (a container that mounts the model)."""
     from pictorank.api.clues import build_clue_giver
     from pictorank.api.service import build_service
     from pictorank.api.settings import Settings
     from pictorank.encoder import Encoder
     from pictorank.suggest.model import ClueModel
 
+    elsewhere = tmp_path / "another-machine-cache"
     settings = Settings(model_dir=tmp_path / "m", hints=hints, suggest_train=tmp_path / "train.csv",
-                        vocabulary_files=[tmp_path / "val.csv"], cache_dir=tmp_path / "cache")
-    service = build_service(settings, encoder=Encoder(cache_dir=tmp_path / "cache"))
+                        vocabulary_files=[tmp_path / "val.csv"], cache_dir=elsewhere)
+    service = build_service(settings, encoder=Encoder(cache_dir=elsewhere))
     assert service.encoder.model_id.endswith("+onnx-int8")  # not the PyTorch encoder the CLI suggests with
 
     def refuse(*args, **kwargs):
-        raise AssertionError("the service fitted the clue model: train did not leave it in the cache")
+        raise AssertionError("the service fitted the clue model: train did not leave it in the model folder")
 
     monkeypatch.setattr(ClueModel, "fit", refuse)
     giver = build_clue_giver(settings, service)
     assert giver.error is None and giver.suggester is not None
     assert giver.suggester.model.encoder.model_id == service.encoder.model_id
+    assert not (elsewhere / "suggest").exists()  # read from the model folder, not fitted into this cache
 
 
 def test_cli_train_refuses_a_file_without_answers(tmp_path, data_dir, capsys):

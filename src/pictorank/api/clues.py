@@ -4,11 +4,11 @@ wait for it. No HTTP here; the route is `pictorank.api.routes.suggest`.
 
 The clue model learns from the service's training puzzles (`PICTORANK_SUGGEST_TRAIN`, by default
 the bundled train.csv). Fitting takes 24 s on 2 idle cores (minutes on a busy machine), so it is
-read from `<cache_dir>/suggest/` when the same fit was saved there (about 1 s); the first start-up
-on a machine pays the fit once, unless `pictorank train` made the served model with this cache
-folder (`fit_for_serving`, below) or the Docker build fitted it. Without training puzzles the rest
-of the service works, and /suggest answers 503 with the reason (as the game page does without its
-puzzles).
+read back (about 1 s) from the served model's folder, where `pictorank train` leaves it
+(`fit_for_serving`, below), or from `<cache_dir>/suggest/` when the same fit was saved there (the
+Docker build fits it there for the image's own service); a service whose fit is in neither (other
+training puzzles or hints) pays it once. Without training puzzles the rest of the service works,
+and /suggest answers 503 with the reason (as the game page does without its puzzles).
 
 The guesser (`PICTORANK_SUGGEST_GUESSER`):
 
@@ -40,6 +40,7 @@ from pictorank.errors import PictorankError
 from pictorank.puzzles import load_hints, load_puzzles, to_queries
 from pictorank.ranker import SeedRanker, load_ranker
 from pictorank.suggest import ClueModel, Suggester, Suggestion, fit_or_load
+from pictorank.suggest.model import fitted_key
 from pictorank.suggest.suggester import fine_tuned_encoder
 
 log = logging.getLogger(__name__)
@@ -118,7 +119,8 @@ def build_clue_giver(settings: Settings, service: RankingService, stop: threadin
         if not puzzles or any(p.answer is None for p in puzzles):
             raise PictorankError(f"{train}: the clue-giver needs puzzles with answers (a train file)")
         model = fit_or_load(to_queries(puzzles, service.vocab), list(service.vocab.descriptions.values()),
-                            LockedEncoder(service.encoder, service.lock, stop), settings.cache_dir)
+                            LockedEncoder(service.encoder, service.lock, stop), settings.cache_dir,
+                            shipped=service.model_dir)
     except (PictorankError, ValueError) as exc:  # ValueError: a fit the puzzles cannot support
         log.warning("POST /suggest disabled: %s", exc)
         return ClueGiver(error=f"the clue-giver has no training puzzles: {exc} (set PICTORANK_SUGGEST_TRAIN)")
@@ -127,16 +129,21 @@ def build_clue_giver(settings: Settings, service: RankingService, stop: threadin
     return ClueGiver(suggester, service, settings.suggest_guesser)
 
 
-def fit_for_serving(model_dir: Path, train: Path, hints: Path, encoder: Encoder, cache_dir: Path) -> ClueModel:
+def fit_for_serving(model_dir: Path, train: Path, hints: Path, encoder: Encoder, cache_dir: Path | None) -> ClueModel:
     """Fit the clue model that a service of `model_dir` (with these hints and training puzzles, the
-    service's defaults for the bundled data) will look for, and keep it in `cache_dir`.
+    service's defaults for the bundled data) will look for, and keep it in `model_dir` beside the
+    ranker (and in `cache_dir`).
 
     `pictorank train` calls this, so that `pictorank serve` over the new model answers /suggest
-    seconds after start instead of fitting the model then: the service fits with the model's own
-    base encoder (`served_encoder`), whose vectors differ from the PyTorch encoder's that the CLI
-    and the benchmarks use, so only this fit has the key the service asks for.
+    seconds after start instead of fitting the model then, on this machine or wherever the model
+    folder is copied or mounted: the service fits with the model's own base encoder
+    (`served_encoder`), whose vectors differ from the PyTorch encoder's that the CLI and the
+    benchmarks use, so only this fit has the key the service asks for.
     """
     vocab = load_hints(hints)
     ranker = load_ranker(model_dir, encoder=encoder)
     queries = to_queries(load_puzzles(train, vocab), vocab)
-    return fit_or_load(queries, list(vocab.descriptions.values()), served_encoder(ranker, encoder), cache_dir)
+    descriptions = list(vocab.descriptions.values())
+    model = fit_or_load(queries, descriptions, served_encoder(ranker, encoder), cache_dir, shipped=model_dir)
+    model.save(model_dir, fitted_key(model, queries, descriptions))
+    return model

@@ -109,6 +109,8 @@ class RankingService:
     encoder : embeds clues for the index search (the base encoder the index was built with).
     model_name : how responses name the model.
     open_vocab_candidates : words taken from the index before ranking.
+    model_dir : the folder the ranker was loaded from (None for an unlearned method): where the
+        clue-giver looks first for its fitted model (pictorank.api.clues).
     """
 
     def __init__(
@@ -119,6 +121,7 @@ class RankingService:
         encoder: Encoder,
         model_name: str,
         open_vocab_candidates: int = 100,
+        model_dir: Path | None = None,
     ) -> None:
         self.ranker = ranker
         self.vocab = vocab
@@ -126,6 +129,7 @@ class RankingService:
         self.encoder = encoder
         self.model_name = model_name
         self.open_vocab_candidates = open_vocab_candidates
+        self.model_dir = model_dir
         # The encoder's memo and runtime are shared by the worker threads; one ranking at a time per
         # process keeps them consistent, and worker processes provide the parallelism. Requests
         # that arrive while a ranking runs wait in `_pending` and are ranked together next
@@ -289,4 +293,4 @@ def build_service(settings: Settings, encoder: Encoder | None = None, ranker: Ra
     index = VocabularyIndex.build(words, encoder)
     ranker.prepare(words)
     name = model_name(ranker, settings.model_dir, encoder)
-    return RankingService(ranker, vocab, index, encoder, name, settings.open_vocab_candidates)
+    return RankingService(ranker, vocab, index, encoder, name, settings.open_vocab_candidates, settings.model_dir)

@@ -393,21 +393,23 @@ def fitted_key(model: ClueModel, queries: Sequence[Query], descriptions: Sequenc
 
 
 def fit_or_load(queries: Sequence[Query], descriptions: Sequence[str], encoder: Encoder,
-                cache_dir: str | os.PathLike | None, **params: Any) -> ClueModel:
-    """A ClueModel fitted on `queries`, read from `cache_dir` when an identical fit was saved there.
+                cache_dir: str | os.PathLike | None, shipped: str | os.PathLike | None = None,
+                **params: Any) -> ClueModel:
+    """A ClueModel fitted on `queries`: the same fit read back from `shipped` or the cache when one
+    is there, else fitted now and saved in the cache.
 
-    Fitting takes about a minute; a command that suggests one clue should not pay it every time.
+    Fitting takes about half a minute; a command that suggests one clue should not pay it every
+    time. `shipped` is a folder that may hold the fit and is never written: a model directory,
+    where `pictorank train` leaves the clue model its service will ask for (a container that mounts
+    the model then does not fit it again with an empty cache).
     """
     model = ClueModel(encoder, **params)
     key = fitted_key(model, queries, descriptions)
     folder = Path(cache_dir) / "suggest" / key[:24] if cache_dir is not None else None
-    if folder is not None and (folder / CONFIG_FILE).is_file():
-        try:
-            loaded = ClueModel.load(folder, encoder)
-            if read_json(folder / CONFIG_FILE).get("key") == key:
-                return loaded
-        except ModelError:
-            pass  # a damaged cache is only lost time: fit again and overwrite it
+    for place in (shipped, folder):
+        loaded = load_fit(place, key, encoder)
+        if loaded is not None:
+            return loaded
     model.fit(queries, descriptions)
     if folder is not None:
         try:
@@ -415,6 +417,18 @@ def fit_or_load(queries: Sequence[Query], descriptions: Sequence[str], encoder: 
         except OSError:
             pass  # an unwritable cache only costs the next run a fit
     return model
+
+
+def load_fit(folder: str | os.PathLike | None, key: str, encoder: Encoder) -> ClueModel | None:
+    """The clue model saved in `folder` if it is the fit `key` names, else None: a missing, damaged
+    or other fit is only lost time, never an error."""
+    if folder is None or not (Path(folder) / CONFIG_FILE).is_file():
+        return None
+    try:
+        config = read_json(Path(folder) / CONFIG_FILE)
+        return ClueModel.load(folder, encoder) if isinstance(config, dict) and config.get("key") == key else None
+    except ModelError:
+        return None
 
 
 def _centroids(table: np.ndarray, vectors: np.ndarray) -> np.ndarray:
