@@ -8,8 +8,8 @@
 One table, five settings, each with seed, cosine (base encoder, joined text), fine-tuned cosine
 (joined text through the learned model's own fine-tuned encoder) and the learned model; score,
 Hits@10, Hits@1, MRR; then, per setting, the learned model against plain cosine puzzle by puzzle
-(first places only one of them got, with an exact McNemar p-value, and the score difference with a
-95% bootstrap interval: `pictorank.evaluation.significance`):
+(first places only one of them got, with an exact McNemar p-value, and the Hits@1 and score
+differences with 95% bootstrap intervals: `pictorank.evaluation.significance`):
 
 - bliss val: the bundled val set ranked by `--model` (trained on Bliss train; val also stopped
   its LightGBM early, so its figures are slightly optimistic);
@@ -235,7 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"model: {args.model}\n")
     print(table(results))
     print("\nthe learned model against plain cosine, puzzle by puzzle (exact McNemar test on first places, "
-          "bootstrap interval of the score difference)\n")
+          "bootstrap intervals of the Hits@1 and score differences)\n")
     print(paired_table(results))
     if args.served_draws > 0:
         print(f"\nserved: {args.served_draws} draws, one request at a time in a shuffled order, fresh in-memory vectors\n")

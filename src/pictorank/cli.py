@@ -170,7 +170,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(format_table(results))
         if paired:
             print(f"\npaired against {paired[0].reference} (same puzzles; exact McNemar test on first places, "
-                  "bootstrap interval of the score difference)\n")
+                  "bootstrap intervals of the Hits@1 and score differences)\n")
             print(format_comparisons(paired))
     if args.report:
         _write_report(args, puzzles, rankings, vocab, seconds, against=args.against)

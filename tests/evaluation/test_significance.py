@@ -56,9 +56,20 @@ def test_compare_paired_counts_only_puzzles_where_exactly_one_method_is_first():
     expected = np.mean([task_score(a) - task_score(b) for a, b in zip(method, reference)])
     assert c.score_difference == pytest.approx(expected)
     assert c.score_low <= c.score_difference <= c.score_high
+    assert c.hits1_difference == pytest.approx(0.0) and c.hits1_low < 0 < c.hits1_high  # 2 won, 2 lost of 6
     assert c.to_dict()["method"] == "learned"
     table = format_comparisons([c])
-    assert "+2 / -2" in table and "cosine" in table
+    assert "+2 / -2" in table and "cosine" in table and "+0.000 [-" in table
+
+
+def test_the_hits1_interval_bounds_the_loss_a_few_discordant_puzzles_allow():
+    """The names set's shape: 120 puzzles, 2 first places won and 5 lost, the rest shared."""
+    method = [0] * 93 + [0, 0] + [1] * 5 + [2] * 20
+    reference = [0] * 93 + [1, 1] + [0] * 5 + [2] * 20
+    c = compare_paired("learned", method, "cosine", reference)
+    assert (c.wins, c.losses) == (2, 5)
+    assert c.hits1_difference == pytest.approx(-3 / 120)
+    assert -0.09 < c.hits1_low < -0.05 and 0 < c.hits1_high < 0.03  # normal approximation: [-0.068, +0.018]
     with pytest.raises(ValueError, match="ranked 2 puzzles"):
         compare_paired("learned", [0, 1], "cosine", [0])
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from pictorank.artifacts import check_replaceable, replacing_dir
 from pictorank.evaluation.evaluate import evaluate_rankings, summarise
-from pictorank.evaluation.significance import compare_paired, format_p_value
+from pictorank.evaluation.significance import compare_paired, format_interval, format_p_value
 from pictorank.puzzles import HintVocabulary, Puzzle
 
 METRIC_NAMES = ("score", "hits@10", "ndcg@10", "hits@1", "mrr")
@@ -288,16 +288,19 @@ def _paired_section(paired: Sequence[dict[str, Any]]) -> str:
     lines = [
         f"<h2>Puzzle by puzzle against {_e(paired[0]['reference'])}</h2>",
         "<p>First places only one of the two methods got (an exact McNemar test: how likely a split at "
-        "least this uneven is by chance), and the mean difference of the task's score with its 95% "
-        "bootstrap interval. A gap of means on a few hundred puzzles is often chance.</p>",
+        "least this uneven is by chance), and the mean differences of Hits@1 and of the task's score with "
+        "their 95% bootstrap intervals (how large a loss or gain these puzzles still allow). A gap of means "
+        "on a few hundred puzzles is often chance.</p>",
         "<table><tr><th>method</th><th>rows</th><th>first places won</th><th>first places lost</th>"
-        "<th>McNemar p</th><th>score difference [95% interval]</th></tr>",
+        "<th>McNemar p</th><th>Hits@1 difference [95% interval]</th><th>score difference [95% interval]</th></tr>",
     ]
     for c in paired:
-        interval = f"{c['score_difference']:+.4f} [{c['score_low']:+.4f}, {c['score_high']:+.4f}]"
+        hits1 = format_interval(c["hits1_difference"], c["hits1_low"], c["hits1_high"], 3)
+        score = format_interval(c["score_difference"], c["score_low"], c["score_high"])
         p_value = _e(format_p_value(c["p_value"]))
         lines.append(f'<tr><td>{_e(c["method"])}</td><td class="num">{c["rows"]}</td><td class="num">{c["wins"]}</td>'
-                     f'<td class="num">{c["losses"]}</td><td class="num">{p_value}</td><td class="num">{interval}</td></tr>')
+                     f'<td class="num">{c["losses"]}</td><td class="num">{p_value}</td><td class="num">{hits1}</td>'
+                     f'<td class="num">{score}</td></tr>')
     lines.append("</table>")
     return "\n".join(lines)
 

@@ -58,8 +58,9 @@ class PairedComparison:
     """`method` against `reference` on the same puzzles.
 
     wins / losses: puzzles where only `method` / only `reference` puts the answer first;
-    p_value: exact McNemar test of those; score_*: the task score's mean difference (method minus
-    reference) and its 95% bootstrap interval.
+    p_value: exact McNemar test of those; hits1_*: the difference of Hits@1 (method minus
+    reference) and its 95% bootstrap interval, how large a loss or gain the puzzles still allow
+    (what a p-value does not say); score_*: the same for the task score.
     """
 
     method: str
@@ -68,6 +69,9 @@ class PairedComparison:
     wins: int
     losses: int
     p_value: float
+    hits1_difference: float
+    hits1_low: float
+    hits1_high: float
     score_difference: float
     score_low: float
     score_high: float
@@ -84,8 +88,9 @@ def compare_paired(method: str, ranks: Sequence[int | None], reference: str,
     first = np.array([hits_at_k(r, 1) for r in ranks])
     reference_first = np.array([hits_at_k(r, 1) for r in reference_ranks])
     wins, losses = int(((first == 1) & (reference_first == 0)).sum()), int(((first == 0) & (reference_first == 1)).sum())
-    mean, low, high = mean_difference_interval([task_score(r) for r in ranks], [task_score(r) for r in reference_ranks])
-    return PairedComparison(method, reference, len(ranks), wins, losses, mcnemar_exact(wins, losses), mean, low, high)
+    hits1 = mean_difference_interval(first, reference_first)
+    score = mean_difference_interval([task_score(r) for r in ranks], [task_score(r) for r in reference_ranks])
+    return PairedComparison(method, reference, len(ranks), wins, losses, mcnemar_exact(wins, losses), *hits1, *score)
 
 
 def format_p_value(p_value: float) -> str:
@@ -93,14 +98,21 @@ def format_p_value(p_value: float) -> str:
     return "<0.001" if p_value < 0.001 else f"{p_value:.3f}"
 
 
+def format_interval(mean: float, low: float, high: float, decimals: int = 4) -> str:
+    """`+0.0069 [-0.0013, +0.0394]`: a difference and its interval, signed."""
+    return f"{mean:+.{decimals}f} [{low:+.{decimals}f}, {high:+.{decimals}f}]"
+
+
 def format_comparisons(comparisons: Sequence[PairedComparison], label: str = "method") -> str:
-    """A plain-text table: first places won and lost against the reference, and the score difference."""
+    """A plain-text table: first places won and lost against the reference, and the differences of
+    Hits@1 and of the score."""
     width = max([22, *(len(c.method) + 1 for c in comparisons)])
     header = (f"{label:<{width}} {'against':<14} {'rows':>5} {'first places +/-':>17} {'McNemar p':>10} "
-              f"{'score diff [95% CI]':>30}")
+              f"{'Hits@1 diff [95% CI]':>27} {'score diff [95% CI]':>30}")
     lines = [header, "-" * len(header)]
     for c in comparisons:
-        interval = f"{c.score_difference:+.4f} [{c.score_low:+.4f}, {c.score_high:+.4f}]"
+        hits1 = format_interval(c.hits1_difference, c.hits1_low, c.hits1_high, 3)
+        score = format_interval(c.score_difference, c.score_low, c.score_high)
         lines.append(f"{c.method:<{width}} {c.reference:<14} {c.rows:>5} {f'+{c.wins} / -{c.losses}':>17} "
-                     f"{format_p_value(c.p_value):>10} {interval:>30}")
+                     f"{format_p_value(c.p_value):>10} {hits1:>27} {score:>30}")
     return "\n".join(lines)
