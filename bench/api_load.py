@@ -14,11 +14,14 @@ at the end (VmRSS, and its peak VmHWM) are reported:
 - server B serves the default vocabulary (test.csv's options included, embedded at start-up):
   "new clue, options in vocabulary", test's 30-option rows as they are, halves at 1 and 4 clients.
 
-Then the repeated-request figures on server B, as before:
+Then the repeated-request figures on server B, as before; and B is started once more over the
+cache it left (B', a restart: only its readiness and memory are measured):
 
 Every configuration runs in its own server process on a free 127.0.0.1 port, one after another:
 
-- cosine: the service's default method, with its in-memory embedding memo.
+- cosine: the service's default method, with its in-memory embedding memo, on the base model's
+  fp32 ONNX export (made at the first start into the cache folder: pictorank.ranker.runtime).
+- cosine (PyTorch): the same on PyTorch (`PICTORANK_ENCODER_RUNTIME=torch`), as it ran before.
 - seed (task script): the task's baseline as its script works, every string re-encoded per
   request: the reference the targets compare against. The service has no such mode, so this
   bench serves it itself (`--serve-task-script`: the service's app over a seed ranker whose
@@ -81,6 +84,7 @@ class Config:
 
 CONFIGS = {
     "cosine": Config({"PICTORANK_METHOD": "cosine"}),
+    "cosine (PyTorch)": Config({"PICTORANK_METHOD": "cosine", "PICTORANK_ENCODER_RUNTIME": "torch"}),
     "seed (task script)": Config({"PICTORANK_METHOD": "seed"}, TASK_SCRIPT_SERVE),
     "seed (memo)": Config({"PICTORANK_METHOD": "seed"}),
 }
@@ -228,9 +232,10 @@ def run_config(name: str, config: Config, bodies: list[dict], args: argparse.Nam
     # --suggest-off: the clue-giver (POST /suggest) is fitted at start-up when its cache is empty,
     # which is most of a fresh server's start-up; without its train file it is off (503).
     common = {"PICTORANK_SUGGEST_TRAIN": str(Path(cache_root) / "no-such-file.csv")} if args.suggest_off else {}
-    for server, extra in (("A", {**common, "PICTORANK_VOCABULARY_FILES": without_test}), ("B", common)):
-        print(f"{name}: starting server {server} from an empty cache ...", file=sys.stderr)
-        cache_dir = tempfile.mkdtemp(prefix=f"{server}-", dir=cache_root)
+    for server, extra in (("A", {**common, "PICTORANK_VOCABULARY_FILES": without_test}), ("B", common), ("B'", common)):
+        if server != "B'":  # B' is B started again over the cache B left: a restart
+            cache_dir = tempfile.mkdtemp(prefix=f"{server}-", dir=cache_root)
+        print(f"{name}: starting server {server} ...", file=sys.stderr)
         started = time.perf_counter()
         process, base = start_server(config, args.workers, cache_dir, extra)
         ready = time.perf_counter() - started
@@ -238,7 +243,7 @@ def run_config(name: str, config: Config, bodies: list[dict], args: argparse.Nam
             if server == "A":
                 results.update(never_seen_pass(base, never_seen_bodies(unique=True), "new clue + 30 new options",
                                                args.max_seconds))
-            else:
+            elif server == "B":
                 results.update(never_seen_pass(base, never_seen_bodies(unique=False),
                                                "new clue, options in vocabulary", args.max_seconds))
                 results["first pass (val)"] = asyncio.run(load(base, bodies, 4, len(bodies), args.max_seconds))
@@ -253,11 +258,13 @@ def run_config(name: str, config: Config, bodies: list[dict], args: argparse.Nam
 
 
 def server_table(results: dict[str, dict]) -> str:
-    lines = ["| configuration | server | ready s (empty cache) | RSS MB at end | peak RSS MB | load average |",
+    lines = ["| configuration | server | ready s | RSS MB at end | peak RSS MB | load average |",
              "|---|---|---|---|---|---|"]
+    kinds = {"A": "A (vocabulary without test, empty cache)", "B": "B (default vocabulary, empty cache)",
+             "B'": "B restarted (its cache kept)"}
     for name, result in results.items():
         for server, s in result["servers"].items():
-            what = "A (vocabulary without test)" if server == "A" else "B (default vocabulary)"
+            what = kinds[server]
             lines.append(f"| {name} | {what} | {s['ready_s']:.1f} | {s['rss_mb']:.0f} | {s['peak_rss_mb']:.0f} "
                          f"| {s['load']:.1f} |")
     return "\n".join(lines)

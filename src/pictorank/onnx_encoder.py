@@ -21,14 +21,18 @@ ModelError naming the file, never a silent drift in rankings.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import functools
 import hashlib
 import json
 import logging
 import os
+import shutil
+import tempfile
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -225,6 +229,49 @@ def read_export_config(directory: str | os.PathLike) -> dict[str, Any]:
         if _sha256(file) != digest:
             raise ModelError(f"{file}: corrupt (sha256 differs from the one recorded at export)")
     return config
+
+
+def cached_export(make_model: Callable[[], "SentenceTransformer"], name: str, quantization: str,
+                  cache_dir: str | os.PathLike | None) -> Path:
+    """The export folder `<cache_dir>/onnx/<name>` of the model `make_model` returns: reused when
+    it is there, sound and made by the exporters installed now (so the model is not even loaded,
+    nor torch imported), else exported afresh (seconds). Without a cache folder the export goes to
+    a temporary folder removed at exit."""
+    root = Path(cache_dir) / "onnx" if cache_dir is not None else _scratch()
+    folder = root / name
+    if folder.is_dir():
+        if _reusable(folder):
+            return folder
+        shutil.rmtree(folder, ignore_errors=True)  # made by other library versions, or damaged
+    root.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=root))
+    try:
+        export_onnx(make_model(), staging, quantization)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    try:
+        os.replace(staging, folder)
+    except OSError:  # another process made it meanwhile: use theirs
+        shutil.rmtree(staging, ignore_errors=True)
+    return folder
+
+
+def _reusable(folder: Path) -> bool:
+    """A cached export is sound and was made by the exporters installed now (a fresh export
+    would give the same graph)."""
+    try:
+        return made_by_installed_exporters(read_export_config(folder))
+    except ModelError:
+        return False
+
+
+@functools.cache
+def _scratch() -> Path:
+    """Where exports go without a cache directory: a temporary folder removed at exit."""
+    folder = Path(tempfile.mkdtemp(prefix="pictorank-exports-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
 
 
 class OnnxSentenceEncoder:

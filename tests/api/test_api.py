@@ -7,6 +7,7 @@ import json
 import re
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 from helpers import DATA, puzzle_row, write_rows
@@ -227,19 +228,49 @@ def test_settings_take_the_methods_from_the_ranker_registry(monkeypatch: pytest.
 
 
 def test_build_service_uses_the_encoder_as_given(tmp_path, base_model) -> None:
-    """One encoder, unchanged, for the ranker and the index; start-up fills its disk cache and
-    requests only read it (a request must not stall on rewriting a file)."""
-    cache_dir = tmp_path / "cache"
-    encoder = Encoder(model=base_model, model_id=base_model_version(), cache_dir=cache_dir)
+    """Without a cache folder, one encoder, unchanged, for the ranker and the index."""
+    encoder = Encoder(model=base_model, model_id=base_model_version())
     words = write_rows(tmp_path / "words.csv", [puzzle_row(choices=("seal", "fish", "candle", "rock"))])
     service = build_service(Settings(method="seed", vocabulary_files=[words]), encoder=encoder)
     assert service.encoder is encoder and service.ranker.encoders() == [encoder]
-    assert encoder.cache_dir == cache_dir and service.index.words == ["candle", "fish", "rock", "seal"]
-    [cache_file] = cache_dir.iterdir()
-    written = cache_file.read_bytes()
     [ranked] = service.rank([Clue(("flower", "sun"), ("sunflower", "hammer"))])
     assert ranked.ranking[0] == "sunflower" and service.model_name.startswith("seed")
-    assert cache_file.read_bytes() == written
+
+
+def test_a_method_is_served_on_the_base_models_onnx_export(tmp_path, base_model, monkeypatch) -> None:
+    """With a cache folder, cosine runs on the base model's fp32 ONNX export, made once and kept
+    there, with PyTorch's rankings; a second service reuses it without loading the PyTorch model.
+    Start-up fills the disk cache and requests only read it (a request must not stall on
+    rewriting a file)."""
+    from pictorank.onnx_encoder import OnnxSentenceEncoder
+
+    cache_dir = tmp_path / "cache"
+    words = write_rows(tmp_path / "words.csv", [puzzle_row(choices=("seal", "fish", "candle", "rock"))])
+    settings = Settings(method="cosine", vocabulary_files=[words])
+    service = build_service(settings, encoder=Encoder(model=base_model, model_id=base_model_version(), cache_dir=cache_dir))
+    assert isinstance(service.encoder.model, OnnxSentenceEncoder) and service.encoder.model.quantization == "fp32"
+    assert service.ranker.encoders() == [service.encoder] and service.encoder.model_id.endswith("+onnx-fp32")
+    assert service.model_name.startswith("cosine") and "+onnx-fp32" in service.model_name
+    [cache_file] = cache_dir.glob("*.npz")
+    written = cache_file.read_bytes()
+    texts = ["sunflower", "a small boat", "candle"]
+    np.testing.assert_allclose(service.encoder.encode(texts), base_model.encode(texts, normalize_embeddings=True),
+                               atol=2e-5)
+    [ranked] = service.rank([Clue(("flower", "sun"), ("sunflower", "hammer"))])
+    assert ranked.ranking[0] == "sunflower" and cache_file.read_bytes() == written
+
+    lazy = Encoder(model_id=base_model_version(), cache_dir=cache_dir)  # would load PyTorch if asked
+    monkeypatch.setattr("pictorank.encoder.load_base_model", lambda: pytest.fail("loaded the PyTorch model"))
+    again = build_service(settings, encoder=lazy)
+    assert again.encoder.model.directory == service.encoder.model.directory
+
+
+def test_the_torch_runtime_keeps_a_method_on_pytorch(tmp_path, base_model, monkeypatch) -> None:
+    monkeypatch.setenv("PICTORANK_ENCODER_RUNTIME", "torch")
+    encoder = Encoder(model=base_model, model_id=base_model_version(), cache_dir=tmp_path / "cache")
+    words = write_rows(tmp_path / "words.csv", [puzzle_row(choices=("seal", "fish"))])
+    service = build_service(Settings(method="cosine", vocabulary_files=[words]), encoder=encoder)
+    assert service.encoder is encoder and not (tmp_path / "cache" / "onnx").exists()
 
 
 def test_a_model_directory_is_served_over_the_settings_vocabulary(tmp_path, encoder, api_service) -> None:

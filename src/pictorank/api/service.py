@@ -24,6 +24,7 @@ from pictorank.puzzles import HintVocabulary, load_hints, load_puzzles
 from pictorank.query import Query, joined_text
 from pictorank.ranker import Ranker, load_ranker, make_ranker
 from pictorank.ranker.explain import Explanation
+from pictorank.ranker.runtime import method_encoder
 
 
 class VocabularyIndex:
@@ -266,9 +267,10 @@ def model_name(ranker: Ranker, model_dir: Path | None, encoder: Encoder) -> str:
 
 
 def served_encoder(ranker: Ranker, encoder: Encoder) -> Encoder:
-    """The encoder a service searches its vocabulary and fits its clue-giver with: a learned model
-    may run its own encoders (an ONNX export: pictorank.ranker.runtime), and the index must live in
-    the space of the ranker's base encoder; `encoder` for a ranker with none of its own."""
+    """The encoder a service searches its vocabulary and fits its clue-giver with: a ranker may run
+    its own encoders (a learned model's ONNX exports, an unlearned method's fp32 export:
+    pictorank.ranker.runtime), and the index must live in the space of the ranker's base encoder;
+    `encoder` for a ranker with none of its own."""
     return ranker.encoders()[0] if ranker.encoders() else encoder
 
 
@@ -285,7 +287,7 @@ def build_service(settings: Settings, encoder: Encoder | None = None, ranker: Ra
         if settings.model_dir is not None:
             ranker = load_ranker(settings.model_dir, encoder=encoder)
         else:
-            ranker = make_ranker(settings.method, encoder=encoder)
+            ranker = make_ranker(settings.method, encoder=method_encoder(encoder))
     encoder = served_encoder(ranker, encoder)
     # Start-up writes the vocabulary's vectors to the disk cache (restarts and further workers
     # read them back); requests never write it (Encoder.encode does not). Every encoder of the

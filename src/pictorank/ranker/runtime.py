@@ -1,4 +1,5 @@
-"""What a learned model directory ships so that never-seen input is cheap (issue 11):
+"""What a learned model directory ships so that never-seen input is cheap (issue 11), and the
+runtime the unlearned methods are served on (`method_encoder`):
 
     onnx/base/, onnx/ft/   both encoders exported to ONNX (int8 by default), run by onnxruntime
                            without importing torch (pictorank.onnx_encoder)
@@ -12,17 +13,21 @@ ranker.json names them under "runtime", and its file hashes cover them.
 
 from __future__ import annotations
 
+import logging
 import shutil
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
-from pictorank.encoder import Encoder
+from pictorank.config import encoder_runtime
+from pictorank.encoder import Encoder, base_model_version
 from pictorank.errors import ModelError
 from pictorank.features import FeatureExtractor
 from pictorank.features.hubness import HubnessMemo
-from pictorank.onnx_encoder import OnnxSentenceEncoder, export_onnx, read_export_config
+from pictorank.onnx_encoder import OnnxSentenceEncoder, cached_export, export_onnx, read_export_config
+
+log = logging.getLogger(__name__)
 
 ONNX_DIR = "onnx"
 VOCABULARY_FILE = "vocabulary.npz"
@@ -49,6 +54,30 @@ def runtime_model_id(model_id: str, quantization: str) -> str:
     """The disk-cache id of an exported encoder: its vectors differ from PyTorch's (int8), so the
     two must never share cached vectors."""
     return f"{model_id}+onnx-{quantization}"
+
+
+def method_encoder(encoder: Encoder) -> Encoder:
+    """The base encoder a service runs an unlearned method (seed, cosine) on: the base model's fp32
+    ONNX export, kept in `<cache_dir>/onnx/`. Its vectors equal PyTorch's to about 1e-7 (the same
+    rankings), it encodes a request's 30 new options about 2x faster, and once the export is
+    cached the process never imports torch (about 8 s of every start-up, and its memory). The
+    first start with an empty cache pays the export once (seconds, after importing torch).
+
+    `encoder` itself when there is no cache folder to keep the export in (an export per process
+    would cost more than it saves), when it is not the plain base model (a test's stub, an export
+    already), with `PICTORANK_ENCODER_RUNTIME=torch`, or when the export fails (logged: a speed-up
+    must not stop a service).
+    """
+    if encoder.cache_dir is None or encoder.model_id != base_model_version() or encoder_runtime() == "torch":
+        return encoder
+    try:
+        folder = cached_export(lambda: encoder.model, f"{encoder.model_id}+fp32", "fp32", encoder.cache_dir)
+        model = OnnxSentenceEncoder(folder, verify=False)  # cached_export has just checked its files
+    except (ModelError, OSError, RuntimeError, ValueError) as exc:
+        log.warning("serving on PyTorch: the base model's ONNX export failed (%s: %s)", type(exc).__name__, exc)
+        return encoder
+    return Encoder(model=model, model_id=runtime_model_id(encoder.model_id, "fp32"), cache_dir=encoder.cache_dir,
+                   max_cached=encoder.max_cached)
 
 
 def write_runtime(staging: Path, encoders: dict[str, Encoder], quantization: str, texts: Sequence[str],

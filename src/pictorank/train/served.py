@@ -13,17 +13,11 @@ make), beside the fine-tuned weights they come from.
 
 from __future__ import annotations
 
-import atexit
-import functools
-import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from pictorank.encoder import Encoder
-from pictorank.errors import ModelError
-from pictorank.onnx_encoder import OnnxSentenceEncoder, export_onnx, made_by_installed_exporters, read_export_config
+from pictorank.onnx_encoder import OnnxSentenceEncoder, cached_export
 from pictorank.ranker.runtime import runtime_model_id, space_quantization
 
 
@@ -34,40 +28,6 @@ def served_encoder(model: Any, model_id: str, space: str, quantization: str | No
     if quantization is None:
         return Encoder(model=model, model_id=model_id, cache_dir=cache_dir)
     wanted = space_quantization(quantization, space)
-    exported = OnnxSentenceEncoder(_export(model, f"{model_id}+{wanted}", wanted, cache_dir), verify=False)
+    folder = cached_export(lambda: model, f"{model_id}+{wanted}", wanted, cache_dir)
+    exported = OnnxSentenceEncoder(folder, verify=False)
     return Encoder(model=exported, model_id=runtime_model_id(model_id, wanted), cache_dir=cache_dir)
-
-
-def _export(model: Any, name: str, quantization: str, cache_dir: Path | None) -> Path:
-    """The export folder of `model`: reused from the cache when it is there and sound."""
-    root = Path(cache_dir) / "onnx" if cache_dir is not None else _scratch()
-    folder = root / name
-    if folder.is_dir():
-        if _reusable(folder):
-            return folder
-        shutil.rmtree(folder, ignore_errors=True)  # made by other library versions, or damaged
-    root.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=root))
-    export_onnx(model, staging, quantization)
-    try:
-        os.replace(staging, folder)
-    except OSError:  # another training made it meanwhile: use theirs
-        shutil.rmtree(staging, ignore_errors=True)
-    return folder
-
-
-def _reusable(folder: Path) -> bool:
-    """A cached export is sound and was made by the exporters installed now (a fresh export
-    would give the same graph)."""
-    try:
-        return made_by_installed_exporters(read_export_config(folder))
-    except ModelError:
-        return False
-
-
-@functools.cache
-def _scratch() -> Path:
-    """Where exports go without a cache directory: a temporary folder removed at exit."""
-    folder = Path(tempfile.mkdtemp(prefix="pictorank-exports-"))
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    return folder
