@@ -407,7 +407,7 @@ def fit_or_load(queries: Sequence[Query], descriptions: Sequence[str], encoder: 
     key = fitted_key(model, queries, descriptions)
     folder = Path(cache_dir) / "suggest" / key[:24] if cache_dir is not None else None
     for place in (shipped, folder):
-        loaded = load_fit(place, key, encoder)
+        loaded = _load_fit(place, key, encoder)
         if loaded is not None:
             return loaded
     model.fit(queries, descriptions)
@@ -419,7 +419,7 @@ def fit_or_load(queries: Sequence[Query], descriptions: Sequence[str], encoder: 
     return model
 
 
-def load_fit(folder: str | os.PathLike | None, key: str, encoder: Encoder) -> ClueModel | None:
+def _load_fit(folder: str | os.PathLike | None, key: str, encoder: Encoder) -> ClueModel | None:
     """The clue model saved in `folder` if it is the fit `key` names, else None: a missing, damaged
     or other fit is only lost time, never an error."""
     if folder is None or not (Path(folder) / CONFIG_FILE).is_file():
