@@ -21,7 +21,7 @@ from pictorank.encoder import Encoder
 from pictorank.errors import DataError, PictorankError, UsageError
 from pictorank.evaluation import evaluate_rankings, format_table
 from pictorank.evaluation.report import write_report
-from pictorank.evaluation.significance import PairedComparison, compare_paired, format_comparisons
+from pictorank.evaluation.significance import compare_with_reference, format_comparisons
 from pictorank.puzzles import HintVocabulary, Puzzle, load_hints, load_puzzles, to_queries
 from pictorank.ranker import DEFAULT_METHOD, METHODS, Ranker, load_ranker, make_ranker, rank_puzzles
 from pictorank.suggest import MAX_CLUE_LENGTH, Suggester, fit_or_load
@@ -162,7 +162,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     for name, ranker in rankers.items():
         rankings[name], seconds[name] = _timed_rank(args, ranker, puzzles, vocab)
     results = {name: evaluate_rankings(puzzles, r) for name, r in rankings.items()}
-    paired = _paired(args.against, results)
+    paired = compare_with_reference({name: res["ranks"] for name, res in results.items()}, args.against)
     if args.json:  # the shape of the report's metrics.json: methods by name, then the paired list
         methods = {name: {k: v for k, v in res.items() if k != "ranks"} for name, res in results.items()}
         print(json.dumps({"methods": methods, "paired": [c.to_dict() for c in paired]}, indent=2))
@@ -182,15 +182,6 @@ def _check_against(args: argparse.Namespace) -> None:
     compared = [*(args.methods or ()), *(args.models or ())]
     if args.against is not None and args.against not in compared:
         raise UsageError(f"--against {args.against!r} is not compared: name one of {', '.join(compared) or 'none'}")
-
-
-def _paired(against: str | None, results: dict[str, dict]) -> list[PairedComparison]:
-    """Every other compared method against `against` (default: cosine, when it is compared)."""
-    reference = against or ("cosine" if "cosine" in results else None)
-    if reference is None or len(results) < 2:
-        return []
-    return [compare_paired(name, res["ranks"], reference, results[reference]["ranks"])
-            for name, res in results.items() if name != reference]
 
 
 def _quantization_arg(text: str) -> str:

@@ -114,3 +114,13 @@ def test_p_values_are_printed_to_three_decimals_or_as_below_a_thousandth():
 
     assert format_p_value(0.4531) == "0.453" and format_p_value(0.001) == "0.001"
     assert format_p_value(0.0007) == "<0.001"
+
+
+def test_compare_with_reference_defaults_to_cosine_and_needs_two_methods():
+    from pictorank.evaluation.significance import compare_with_reference
+
+    ranks = {"seed": [0, 1], "cosine": [1, 0], "learned": [0, 0]}
+    assert [(c.method, c.reference) for c in compare_with_reference(ranks)] == [("seed", "cosine"), ("learned", "cosine")]
+    assert [c.method for c in compare_with_reference(ranks, "seed")] == ["cosine", "learned"]
+    assert compare_with_reference({"seed": [0], "learned": [0]}) == []  # no cosine, none named
+    assert compare_with_reference({"cosine": [0]}) == []

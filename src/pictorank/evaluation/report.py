@@ -23,7 +23,7 @@ import numpy as np
 
 from pictorank.artifacts import check_replaceable, replacing_dir
 from pictorank.evaluation.evaluate import evaluate_rankings, summarise
-from pictorank.evaluation.significance import compare_paired, format_interval, format_p_value
+from pictorank.evaluation.significance import compare_with_reference, format_interval, format_p_value
 from pictorank.puzzles import HintVocabulary, Puzzle
 
 METRIC_NAMES = ("score", "hits@10", "ndcg@10", "hits@1", "mrr")
@@ -115,9 +115,7 @@ def build_metrics(
             "worst": _worst(puzzles, rankings, ranks, vocab, worst_count),
             "ranks": {p.datapoint_id: (None if r is None else r + 1) for p, r in zip(puzzles, ranks)},
         }
-    reference = against or ("cosine" if "cosine" in methods else None)
-    paired = [compare_paired(name, ranks, reference, zero_based[reference]).to_dict()
-              for name, ranks in zero_based.items() if reference is not None and name != reference]
+    paired = [c.to_dict() for c in compare_with_reference(zero_based, against)]
     return {"rows": len(puzzles), "methods": methods, "paired": paired}
 
 

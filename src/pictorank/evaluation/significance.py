@@ -8,7 +8,7 @@ disagree on only three. Each test is one small function; `compare_paired` puts t
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -91,6 +91,17 @@ def compare_paired(method: str, ranks: Sequence[int | None], reference: str,
     hits1 = mean_difference_interval(first, reference_first)
     score = mean_difference_interval([task_score(r) for r in ranks], [task_score(r) for r in reference_ranks])
     return PairedComparison(method, reference, len(ranks), wins, losses, mcnemar_exact(wins, losses), *hits1, *score)
+
+
+def compare_with_reference(ranks_by_method: Mapping[str, Sequence[int | None]],
+                           against: str | None = None) -> list[PairedComparison]:
+    """Every method against `against` (default: cosine, when it is among them); none when there is
+    no reference or only one method."""
+    reference = against or ("cosine" if "cosine" in ranks_by_method else None)
+    if reference is None or len(ranks_by_method) < 2:
+        return []
+    return [compare_paired(name, ranks, reference, ranks_by_method[reference])
+            for name, ranks in ranks_by_method.items() if name != reference]
 
 
 def format_p_value(p_value: float) -> str:
