@@ -56,6 +56,7 @@ from typing import Any
 import httpx
 import numpy as np
 import uvicorn
+from machine import reference_line  # bench/machine.py
 from batch import ForgetfulEncoder  # bench/batch.py, beside this file
 from fastapi import FastAPI
 
@@ -337,6 +338,7 @@ def main() -> None:
     configs.update({f"model {d.name}": Config({"PICTORANK_MODEL_DIR": str(d.resolve())}) for d in args.model})
 
     bodies = request_bodies()
+    machine_start = reference_line()
     load_start = os.getloadavg()[0]
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
           f"{len(bodies)} val rows with 30 options", file=sys.stderr)
@@ -360,6 +362,7 @@ def main() -> None:
         if name.startswith("model "):
             print("\n" + "\n".join(check_model_targets(name, results[name])))
     print(f"\nload average (1 min) at start {load_start:.1f}, at end {os.getloadavg()[0]:.1f}, on {os.cpu_count()} cores")
+    print(f"at start, {machine_start}\nat end, {reference_line()}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
 

@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from machine import reference_line  # bench/machine.py, beside this file
 
 from pictorank.encoder import Encoder, base_model_version, load_base_model
 from pictorank.evaluation import evaluate_rankings, format_table
@@ -289,9 +290,11 @@ def main() -> None:
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", file=sys.stderr)
     models = args.model or ([str(ROOT / "models" / "default")] if (ROOT / "models" / "default" / "ranker.json").is_file() else [])
     load_start = os.getloadavg()[0]
+    machine_start = reference_line()
     print("## Never-seen input: whole `pictorank predict` processes, each from an empty cache\n")
     print(never_seen_table(models, args.big_rows))
-    print(f"\nload average (1 min) {load_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end, on {os.cpu_count()} cores\n")
+    print(f"\nload average (1 min) {load_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end, on {os.cpu_count()} cores")
+    print(f"at start, {machine_start}\nat end, {reference_line()}\n")
     if args.never_seen_only:
         return
     with tempfile.TemporaryDirectory(prefix="pictorank-bench-") as cache_dir:

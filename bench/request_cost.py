@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from machine import reference_line  # bench/machine.py, beside this file
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "bliss"
@@ -108,7 +109,7 @@ def main() -> None:
         print(json.dumps(worker(args.worker, args.serial_too, args.requests)))
         return
     models = args.model or [str(ROOT / "models" / "default")]
-    print(f"load average at the start {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"at the start, {reference_line()}")
     print("| model | encoders | request | wall p50 ms | wall p95 ms | CPU p50 ms |\n|---|---|---|---|---|---|")
     for model in models:
         for serial in ([False, True] if args.serial_too else [False]):
@@ -120,7 +121,7 @@ def main() -> None:
             many = found["4 threads"]
             print(f"| {label[0]} | {label[1]} | new clues + new options, 4 threads | {many['rps']:.1f} req/s | "
                   f"{many['cores']:.2f} cores busy | ready {found['ready_s']:.1f} s, torch {'yes' if found['torch'] else 'no'} |")
-    print(f"\nload average at the end {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"\nat the end, {reference_line()}")
 
 
 if __name__ == "__main__":
