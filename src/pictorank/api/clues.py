@@ -33,7 +33,7 @@ from typing import Sequence
 
 import numpy as np
 
-from pictorank.api.service import RankingService, served_encoder
+from pictorank.api.service import RankingService, index_encoder
 from pictorank.api.settings import Settings
 from pictorank.encoder import Encoder
 from pictorank.errors import PictorankError
@@ -137,13 +137,13 @@ def fit_for_serving(model_dir: Path, train: Path, hints: Path, encoder: Encoder,
     `pictorank train` calls this, so that `pictorank serve` over the new model answers /suggest
     seconds after start instead of fitting the model then, on this machine or wherever the model
     folder is copied or mounted: the service fits with the model's own base encoder
-    (`served_encoder`), whose vectors differ from the PyTorch encoder's that the CLI and the
+    (`index_encoder`), whose vectors differ from the PyTorch encoder's that the CLI and the
     benchmarks use, so only this fit has the key the service asks for.
     """
     vocab = load_hints(hints)
     ranker = load_ranker(model_dir, encoder=encoder)
     queries = to_queries(load_puzzles(train, vocab), vocab)
     descriptions = list(vocab.descriptions.values())
-    model = fit_or_load(queries, descriptions, served_encoder(ranker, encoder), cache_dir, shipped=model_dir)
+    model = fit_or_load(queries, descriptions, index_encoder(ranker, encoder), cache_dir, shipped=model_dir)
     model.save(model_dir, fitted_key(model, queries, descriptions))
     return model

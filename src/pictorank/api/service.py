@@ -266,7 +266,7 @@ def model_name(ranker: Ranker, model_dir: Path | None, encoder: Encoder) -> str:
     return f"{served} (pictorank {version('pictorank')}, {encoder.model_id})"
 
 
-def served_encoder(ranker: Ranker, encoder: Encoder) -> Encoder:
+def index_encoder(ranker: Ranker, encoder: Encoder) -> Encoder:
     """The encoder a service searches its vocabulary and fits its clue-giver with: a ranker may run
     its own encoders (a learned model's ONNX exports, an unlearned method's fp32 export:
     pictorank.ranker.runtime), and the index must live in the space of the ranker's base encoder;
@@ -288,7 +288,7 @@ def build_service(settings: Settings, encoder: Encoder | None = None, ranker: Ra
             ranker = load_ranker(settings.model_dir, encoder=encoder)
         else:
             ranker = make_ranker(settings.method, encoder=method_encoder(encoder))
-    encoder = served_encoder(ranker, encoder)
+    encoder = index_encoder(ranker, encoder)
     # Start-up writes the vocabulary's vectors to the disk cache (restarts and further workers
     # read them back); requests never write it (Encoder.encode does not). Every encoder of the
     # ranker embeds the vocabulary now, so a clue over known words encodes only the clue.
