@@ -16,7 +16,7 @@ from pictorank.suggest.evaluate import agreement, evaluate_suggestions, suggest_
 from pictorank.suggest.suggester import READER_WEIGHT, fine_tuned_encoder
 
 SLICE = 300  # train rows: enough for 2 folds, fitted in seconds
-SMALL = {"folds": 2, "trees": 30}
+SMALL = {"folds": 2, "trees": 30, "tower_epochs": 2}
 
 # A slice of train has classes seen once: scikit-learn warns, harmlessly, that y looks continuous.
 pytestmark = pytest.mark.filterwarnings("ignore:The number of unique classes:UserWarning")
@@ -128,6 +128,49 @@ def test_a_shipped_fit_is_read_not_refitted_and_another_fit_is_ignored(
     other = fit_or_load(queries[:-1], descriptions, encoder, None, shipped=shipped, **SMALL)
     assert fits == [1] and len(other.clues_) == len(clue_model.clues_) - 1
     assert sorted((p.name, p.stat().st_mtime_ns) for p in shipped.iterdir()) == before
+
+
+def test_the_tower_learns_main_ideas_and_only_reorders_them(clue_model: ClueModel, encoder, vocab,
+                                                             train_puzzles) -> None:
+    """The main-idea tower puts the train words' own main ideas first far more often than the
+    base encoder it started from, and in the model it reorders P(main idea) without changing
+    the classifiers' total (the likeness keeps its balance)."""
+    from pictorank.suggest.tower import main_idea_probabilities
+
+    clues = clue_model.clues_[:100]
+    vectors = clue_model.description_vectors_
+
+    def right(tower) -> int:
+        return sum(int(np.argmax(main_idea_probabilities(tower, c.answer, vectors))) == c.pictograms[0] for c in clues)
+
+    assert right(clue_model.tower_) > right(encoder.model) + 20
+    without = ClueModel(encoder, **{**SMALL, "tower_epochs": 0}).fit(to_queries(train_puzzles[:SLICE], vocab),
+                                                                     list(vocab.descriptions.values()))
+    assert without.tower_ is None
+    vector = encoder.encode(["kitten"])[0]
+    plain, towered = without.score("kitten", vector), clue_model.score("kitten", vector)
+    assert np.array_equal(plain.pool, towered.pool) and np.allclose(plain.any, towered.any)
+    assert towered.first.sum() == pytest.approx(plain.first.sum())
+    assert not np.allclose(towered.first, plain.first)
+
+
+def test_a_saved_tower_runs_on_onnx_and_a_missing_one_is_a_damaged_model(clue_model: ClueModel, encoder,
+                                                                         tmp_path: Path) -> None:
+    import shutil
+
+    from pictorank.onnx_encoder import OnnxSentenceEncoder
+    from pictorank.suggest.tower import TOWER_DIR
+
+    clue_model.save(tmp_path / "model")
+    loaded = ClueModel.load(tmp_path / "model", encoder)
+    assert isinstance(loaded.tower_, OnnxSentenceEncoder)  # a service that loads it needs no torch
+    vector = encoder.encode(["kitten"])[0]
+    assert np.allclose(loaded.score("kitten", vector).first, clue_model.score("kitten", vector).first, atol=1e-5)
+    loaded.save(tmp_path / "again")  # a loaded tower is copied as it is
+    assert (tmp_path / "again" / TOWER_DIR / "model.onnx").is_file()
+    shutil.rmtree(tmp_path / "model" / TOWER_DIR)
+    with pytest.raises(ModelError, match="ONNX"):
+        ClueModel.load(tmp_path / "model", encoder)
 
 
 def test_evaluation_measures_agreement_and_guessability(suggester: Suggester, val_puzzles, vocab, encoder) -> None:

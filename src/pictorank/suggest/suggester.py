@@ -2,7 +2,8 @@
 to make a guesser pick the word over the words it must not be confused with.
 
 1. Score every allowed pictogram (the game rule removes any that names the word) with the
-   :class:`~pictorank.suggest.model.ClueModel`: P(main idea), P(specifier), P(in the clue).
+   :class:`~pictorank.suggest.model.ClueModel`: P(main idea), P(specifier), P(in the clue);
+   P(main idea) includes the main-idea tower's opinion (:mod:`pictorank.suggest.tower`).
 2. Candidates: each of the likeliest main ideas followed by every subset of the pictograms
    likeliest to be in the clue at all, of the lengths train clues have, up to `max_length`;
    specifiers in the order of P(specifier). (Taking specifiers by P(in the clue) rather than by
