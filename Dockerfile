@@ -39,8 +39,8 @@ RUN PIP_EXTRA_INDEX_URL="$TORCH_CPU_INDEX" make install
 # Load the model once at build time, offline, and keep on disk its ONNX export (the cosine service
 # runs on it, without torch) and the vocabulary's embeddings, so the container starts without
 # encoding the open-vocabulary words (and fails the build, not the deployment, if the model cannot
-# load offline). The clue-giver's model is fitted here too and
-# kept in the cache (~25 s idle; loading it back takes ~2 s), so POST /suggest is ready seconds
+# load offline). The clue-giver's model (its classifiers and main-idea tower) is fitted here too
+# and kept in the cache (~2 min; loading it back takes ~2 s), so POST /suggest is ready seconds
 # after the container starts instead of answering 503 while it fits. (A mounted model folder made by
 # `pictorank train` carries the clue model its own service needs.)
 RUN python -c "from pictorank.api.clues import build_clue_giver; from pictorank.api.service import build_service; \

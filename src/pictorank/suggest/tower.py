@@ -4,14 +4,14 @@ description of its clue's main idea.
 Why: the clue model's classifiers see a word only through similarities the frozen base encoder
 gives (to descriptions, to train answers, a linear probe on its vector), and with those they pick
 the human main idea for about 49% of Bliss val words, however they are combined
-(docs/experiments/clue-giver.md). Which pictogram people make the main idea is a category
-judgement (`walrus` -> animal, `spa` -> building) that the frozen space does not draw. Fine-tuning
-the word side against the descriptions, as a classifier whose class weights are the descriptions'
-own frozen vectors, draws it, and still reaches pictograms train rarely used as main ideas,
-because every class is a description text. On the 545 distinct Bliss val words, the classifiers'
-top P(main idea) is the human main idea for 0.488 of them; the tower's alone (5 epochs at 1e-4,
-seeds 13 and 14) for 0.495 and 0.501; their product (two experts, each with its own view) for
-0.545 and 0.547.
+(docs/experiments/clue-giver.md). Which pictogram people make the main idea is a category judgement
+(`rose` -> flower, `birch` -> tree, where the classifiers chose `group of`) that the frozen space
+does not draw. Fine-tuning the word side against the descriptions, as a classifier whose class
+weights are the descriptions' own frozen vectors, draws it, and still reaches pictograms train
+rarely used as main ideas, because every class is a description text. On the 545 distinct Bliss val
+words, the classifiers' top P(main idea) is the human main idea for 0.488 of them; the tower's
+alone (5 epochs at 1e-4, seeds 13 and 14) for 0.495 and 0.501; their product (two experts, each
+with its own view) for 0.545 and 0.547.
 
 Only the word side is trained (the descriptions keep the base vectors the clue model already
 holds), with a plain PyTorch loop as in pictorank.train.finetune: a softmax over every
