@@ -107,6 +107,7 @@ def test_save_load_and_cache(clue_model: ClueModel, encoder, vocab, train_puzzle
     first = fit_or_load(queries, list(vocab.descriptions.values()), encoder, tmp_path / "cache", **SMALL)
     again = fit_or_load(queries, list(vocab.descriptions.values()), encoder, tmp_path / "cache", **SMALL)
     assert again.descriptions_ == first.descriptions_ and len(list((tmp_path / "cache" / "suggest").iterdir())) == 1
+    assert type(first.tower_).__name__ == "OnnxSentenceEncoder"  # a fresh fit runs as later runs read it back
 
 
 def test_a_shipped_fit_is_read_not_refitted_and_another_fit_is_ignored(

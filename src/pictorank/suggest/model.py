@@ -445,7 +445,9 @@ def fit_or_load(queries: Sequence[Query], descriptions: Sequence[str], encoder: 
         try:
             model.save(folder, key)
         except OSError:
-            pass  # an unwritable cache only costs the next run a fit
+            return model  # an unwritable cache only costs the next run a fit
+        # Read back as every later run will: the tower on its ONNX export, not on PyTorch.
+        return _load_fit(folder, key, encoder) or model
     return model
 
 
