@@ -2,9 +2,9 @@
 
 The 2-core machine the benches run on is shared, and its speed per core moves over a day by more
 than the load average shows: on 1 Dec 2026 the same code and model recipe measured 55 ms of CPU
-per never-seen request at 06:00 UTC and 95 ms at 14:20 UTC (load average under 1 both times).
-Each bench prints this line beside its table; figures measured with a slower reference are
-slower for that reason, not because the code changed.
+per never-seen request in the morning and 95 ms at 14:20 UTC (load average under 1 both times).
+Each bench prints this line beside its table, so that a slower figure measured beside a slower
+reference is not mistaken for a change in the code.
 """
 
 from __future__ import annotations
