@@ -169,6 +169,8 @@ def test_a_saved_tower_runs_on_onnx_and_a_missing_one_is_a_damaged_model(clue_mo
     assert np.allclose(loaded.score("kitten", vector).first, clue_model.score("kitten", vector).first, atol=1e-5)
     loaded.save(tmp_path / "again")  # a loaded tower is copied as it is
     assert (tmp_path / "again" / TOWER_DIR / "model.onnx").is_file()
+    loaded.save(tmp_path / "model")  # into its own folder (train re-saving a clue model read from there)
+    assert ClueModel.load(tmp_path / "model", encoder).score("kitten", vector).first.sum() > 0
     shutil.rmtree(tmp_path / "model" / TOWER_DIR)
     with pytest.raises(ModelError, match="ONNX"):
         ClueModel.load(tmp_path / "model", encoder)

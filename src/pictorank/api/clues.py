@@ -3,12 +3,13 @@ built once per process in the background after start-up (pictorank.api.app), so 
 wait for it. No HTTP here; the route is `pictorank.api.routes.suggest`.
 
 The clue model learns from the service's training puzzles (`PICTORANK_SUGGEST_TRAIN`, by default
-the bundled train.csv). Fitting takes 24 s on 2 idle cores (minutes on a busy machine), so it is
-read back (about 1 s) from the served model's folder, where `pictorank train` leaves it
-(`fit_for_serving`, below), or from `<cache_dir>/suggest/` when the same fit was saved there (the
-Docker build fits it there for the image's own service); a service whose fit is in neither (other
-training puzzles or hints) pays it once. Without training puzzles the rest of the service works,
-and /suggest answers 503 with the reason (as the game page does without its puzzles).
+the bundled train.csv). Fitting takes about 2 minutes on 2 cores (the main-idea tower's fine-tuning
+most of it), so it is read back (about 1 s) from the served model's folder, where `pictorank train`
+leaves it (`fit_for_serving`, below), or from `<cache_dir>/suggest/` when the same fit was saved
+there (the Docker build fits it there for the image's own service); a service whose fit is in
+neither (other training puzzles or hints) pays it once. Without training puzzles the rest of the
+service works, and /suggest answers 503 with the reason (as the game page does without its
+puzzles).
 
 The guesser (`PICTORANK_SUGGEST_GUESSER`):
 

@@ -1,8 +1,9 @@
 """The clue-giver: pictograms that clue a secret word (GitHub issue #14).
 
 `rules` the game rule and input checks; `parts` which pictograms name parts of a word; `model`
-what train clues teach (ClueModel); `tower` the encoder fine-tuned from words to their main ideas; `suggester` candidate clues and the choice with a guesser;
-`evaluate` agreement with human clues and guessability (`pictorank evaluate-suggest`).
+what train clues teach (ClueModel); `tower` the encoder fine-tuned from words to their main
+ideas; `suggester` candidate clues and the choice with a guesser; `evaluate` agreement with human
+clues and guessability (`pictorank evaluate-suggest`).
 """
 
 from pictorank.suggest.model import ClueModel, fit_or_load

@@ -349,6 +349,8 @@ class ClueModel:
         """Write the fitted model (arrays, boosters, parameters, versions) to `directory`."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
+        # An earlier save's config must not vouch for a half-written folder: it is written last.
+        (directory / CONFIG_FILE).unlink(missing_ok=True)
         probe = self.memory_.probe
         np.savez(
             directory / ARRAYS_FILE,

@@ -102,6 +102,8 @@ def main_idea_probabilities(tower: TextEncoder, word: str, description_vectors: 
 def save_tower(tower: "SentenceTransformer | OnnxSentenceEncoder", directory: str | os.PathLike) -> None:
     """Write the tower as an fp32 ONNX export into `directory`/TOWER_DIR (copied when it already is one)."""
     target = Path(directory) / TOWER_DIR
+    if isinstance(tower, OnnxSentenceEncoder) and tower.directory.resolve() == target.resolve():
+        return  # saving a loaded model into its own folder: the export is already there
     shutil.rmtree(target, ignore_errors=True)
     if isinstance(tower, OnnxSentenceEncoder):
         shutil.copytree(tower.directory, target)
