@@ -4,7 +4,7 @@ Plays one round of each mode on a phone-sized screen, mostly with the keyboard, 
 what the page shows against what the service answered: the pictograms' drawings load, pictorank's
 confidence and explanations show, the Ask mode re-ranks live as the clue changes (never showing a
 stale reply), "Not it" ranks again without the top word, pictorank's own clue for a secret word
-(Clue mode) can be guessed, and Ask's "Suggest a clue" fills and ranks the clue. Screenshots go to
+(Clue mode) can be guessed while the word stays on the server, and Ask's "Suggest a clue" fills and ranks the clue. Screenshots go to
 reports/screenshots/.
 
 Needs Debian's `chromium` at /usr/bin/chromium (`.ci/run` installs it; PICTORANK_CHROMIUM names
@@ -380,30 +380,36 @@ def _suggested_cards(page, panel: str, clue: dict) -> None:
 
 def test_clue_mode_round(server, page):
     page.goto(server + "/")
-    # pictorank draws a puzzle, takes one of its options as the secret word and clues it.
-    with page.expect_response("**/suggest") as suggested:
+    # pictorank draws a puzzle, picks one of its options as the secret word and clues it; the page
+    # gets the clue and the options, never the word (nor the reasons, which would name it).
+    with page.expect_response("**/clues/random") as drawn:
         page.locator("#tab-give").click()
     expect(page.locator("#panel-give")).to_be_visible()
-    sent, result = suggested.value.request.post_data_json, suggested.value.json()
-    word = sent["word"]
-    assert len(sent["avoid"]) == 9 and word not in sent["avoid"] and sent["use_known"] is False
-    assert result["word"] == word and result["avoid"] == sent["avoid"] and result["avoid_source"] == "request"
-    clue = result["suggestions"][0]
-    _suggested_cards(page, "#give-clue", clue)
+    shown_round = drawn.value.json()
+    assert set(shown_round) == {"id", "subtask", "pictograms", "options"} and len(shown_round["options"]) == 10
+    assert all("reason" not in p for p in shown_round["pictograms"])
+    _suggested_cards(page, "#give-clue", shown_round)
     options = page.locator("#give-options button")
     expect(options).to_have_count(10)
     shown = options.all_inner_texts()
-    assert sorted(shown) == sorted([word, *sent["avoid"]])
+    assert shown == shown_round["options"]
     expect(page.locator("#give-verdict")).to_be_hidden()  # nothing tells the word before the guess
     expect(page.locator("#give-why li")).to_have_count(0)
     assert _fits_phone(page)
     _screenshot(page, "game_clue.png")
 
-    # Keyboard: a wrong word's number key; the verdict names the word, the reasons show.
-    wrong = next(i for i, option in enumerate(shown) if option != word)
-    page.keyboard.press(_key_for(wrong))
+    # Keyboard: the first option's number key; the server's verdict names the word, the reasons show.
+    with page.expect_response("**/clues/*/guess") as guessed:
+        page.keyboard.press(_key_for(0))
+    assert guessed.value.request.post_data_json == {"guess": shown[0]}
+    result = guessed.value.json()
+    word, clue = result["answer"], result["clue"]
+    assert [p["id"] for p in clue["pictograms"]] == [p["id"] for p in shown_round["pictograms"]]
     verdict = page.locator("#give-verdict")
-    expect(verdict).to_contain_text(f'Wrong: you picked "{shown[wrong]}", the word is "{word}"')
+    if result["correct"]:
+        expect(verdict).to_contain_text(f'Right! The word is "{word}"')
+    else:
+        expect(verdict).to_contain_text(f'Wrong: you picked "{shown[0]}", the word is "{word}"')
     expect(verdict).to_contain_text(f"of {clue['options']}")
     expect(page.locator("#give-options button.answer")).to_have_text(word)
     expect(page.locator("#give-options button:disabled")).to_have_count(10)

@@ -2,6 +2,13 @@
 val.csv), loaded once when the app is created. No HTTP here; the page and its endpoints are in
 `pictorank.api.routes.game`.
 
+The Clue mode's rounds (pictorank picks a secret word among a puzzle's options and gives the clue)
+keep the secret on the server without keeping any state: a round's id is the puzzle's id and a
+random nonce, and the secret is the option that an HMAC of the two under the service's key picks.
+Only a holder of the key can tell which option that is, any worker with the same key checks a
+guess (`PICTORANK_GAME_KEY`, which `pictorank serve` shares with its workers), and rounds cost no
+memory however many are played.
+
 If the puzzles cannot be loaded the rest of the service still works and the game endpoints
 answer 503 with the reason, so a deployment serving another vocabulary does not fail because
 of the demo data.
@@ -9,8 +16,11 @@ of the demo data.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
 import random
+import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,6 +28,8 @@ from pictorank.errors import DataError
 from pictorank.puzzles import Puzzle, load_hints, load_puzzles
 
 log = logging.getLogger(__name__)
+ROUND_SEPARATOR = "."  # a round id is the puzzle's id, this, and the nonce (hex: never holds it)
+NONCE_BYTES = 16
 
 
 @dataclass
@@ -28,10 +40,12 @@ class GamePuzzles:
     descriptions: dict[int, str] = field(default_factory=dict)
     error: str | None = None
     rng: random.Random = field(default_factory=random.Random)
+    key: bytes = field(default_factory=lambda: secrets.token_bytes(32), repr=False)  # picks rounds' secrets
 
     @classmethod
-    def load(cls, puzzles_file: Path, hints_file: Path) -> "GamePuzzles":
-        """Every puzzle of `puzzles_file`, checked against the served vocabulary; never raises."""
+    def load(cls, puzzles_file: Path, hints_file: Path, key: bytes | None = None) -> "GamePuzzles":
+        """Every puzzle of `puzzles_file`, checked against the served vocabulary; never raises.
+        `key`: what picks the Clue mode's secret words (a random one when None)."""
         try:
             vocab = load_hints(hints_file)
             puzzles = load_puzzles(puzzles_file, vocab)
@@ -42,4 +56,44 @@ class GamePuzzles:
         except DataError as exc:
             log.warning("game page disabled: %s", exc)
             return cls(error=f"the game has no puzzles: {exc} (set PICTORANK_GAME_PUZZLES)")
-        return cls({p.datapoint_id: p for p in puzzles}, vocab.descriptions)
+        game = cls({p.datapoint_id: p for p in puzzles}, vocab.descriptions)
+        if key is not None:
+            game.key = key
+        return game
+
+    def draw(self, subtask: int | None = None) -> Puzzle | None:
+        """A random puzzle (of `subtask`, if given); None when there is none."""
+        ids = [i for i, p in self.puzzles.items() if subtask is None or p.subtask_id == subtask]
+        return self.puzzles[self.rng.choice(ids)] if ids else None
+
+    def new_round(self, puzzle: Puzzle) -> "ClueRound":
+        """A Clue-mode round over `puzzle`'s options, its secret word picked by a fresh nonce."""
+        return self._round(puzzle, secrets.token_hex(NONCE_BYTES))
+
+    def round(self, round_id: str) -> "ClueRound | None":
+        """The round `round_id` names, or None if it names none (unknown puzzle, malformed nonce)."""
+        puzzle_id, separator, nonce = round_id.rpartition(ROUND_SEPARATOR)
+        puzzle = self.puzzles.get(puzzle_id)
+        if not separator or puzzle is None or len(nonce) != 2 * NONCE_BYTES or not _is_hex(nonce):
+            return None
+        return self._round(puzzle, nonce)
+
+    def _round(self, puzzle: Puzzle, nonce: str) -> "ClueRound":
+        digest = hmac.new(self.key, f"{puzzle.datapoint_id}\n{nonce}".encode("utf-8"), hashlib.sha256).digest()
+        word = puzzle.options[int.from_bytes(digest[:8], "big") % len(puzzle.options)]
+        return ClueRound(f"{puzzle.datapoint_id}{ROUND_SEPARATOR}{nonce}", puzzle, word,
+                         tuple(o for o in puzzle.options if o != word))
+
+
+@dataclass(frozen=True)
+class ClueRound:
+    """One Clue-mode round: the secret `word` among `puzzle`'s options, the others to tell it from."""
+
+    id: str
+    puzzle: Puzzle
+    word: str
+    avoid: tuple[str, ...]
+
+
+def _is_hex(text: str) -> bool:
+    return all(c in "0123456789abcdef" for c in text)

@@ -421,3 +421,41 @@ class SuggestResponse(BaseModel):
     guesser: Literal["seed", "served"] = Field(description="who judged the clues: the seed baseline or the served ranker")
     model: str = Field(description="the service's served model (`guesser` says whether it judged)")
     suggestions: list[SuggestedClue]
+
+
+# -- the game's Clue mode: GET /clues/random and POST /clues/{id}/guess -----------------------------
+
+
+class CluePictogram(BaseModel):
+    """A pictogram of a round's clue as the player sees it: no reason yet (reasons name the word)."""
+
+    id: int
+    description: str
+    icon: str | None = Field(None, description="URL of the pictogram's SVG drawing; null when the vocabulary has none")
+    role: Literal["main idea", "specifier"] = Field(description="the first pictogram is the main idea")
+
+
+class GameClue(BaseModel):
+    """pictorank's clue for a secret word among `options`; the word stays on the server until the guess."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "id": "val_000044.3f9c2a7b1e0d4c5a8b6f0e1d2c3b4a59", "subtask": 2,
+        "pictograms": [{"id": 513, "description": "person, human being, individual, human", "icon": None,
+                        "role": "main idea"},
+                       {"id": 220, "description": "child, kid, youngster", "icon": None, "role": "specifier"}],
+        "options": ["babysitter", "nurse", "teacher", "grandmother"]}]})
+
+    id: str = Field(description="the round, for POST /clues/{id}/guess")
+    subtask: int
+    pictograms: list[CluePictogram] = Field(description="in clue order, main idea first")
+    options: list[str] = Field(description="the words to guess among; one is the secret word")
+
+
+class ClueGuessResult(BaseModel):
+    """The verdict, the secret word, and the clue with what each pictogram contributes."""
+
+    correct: bool
+    guess: str
+    answer: str = Field(description="the secret word")
+    clue: SuggestedClue = Field(description="the round's clue with reasons, and how the guesser took it")
+    guesser: Literal["seed", "served"] = Field(description="who judged the clue: the seed baseline or the served ranker")

@@ -15,6 +15,7 @@ import atexit
 import json
 import multiprocessing
 import os
+import secrets
 import shutil
 import signal
 import sys
@@ -68,6 +69,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # Each worker process builds its own app (and loads its own model) from the environment;
     # their metrics meet in prometheus-client's multiprocess directory.
     served = _choose_for_workers(settings)
+    _share_game_key()
     _check_service_in_child()
     _announce(served)
     _fresh_metrics_dir()
@@ -200,6 +202,13 @@ def _choose_for_workers(settings: Settings) -> str:
         return f"serving {settings.method} with {workers}: the default model did not load ({exc})"
     os.environ["PICTORANK_MODEL_DIR"] = str(default)
     return f"serving {default} (the default model) with {workers}"
+
+
+def _share_game_key() -> None:
+    """One PICTORANK_GAME_KEY for all workers (a random one unless set): a Clue-mode round drawn by
+    one worker must be checked by whichever worker gets the guess."""
+    if not os.environ.get("PICTORANK_GAME_KEY"):
+        os.environ["PICTORANK_GAME_KEY"] = secrets.token_hex(32)
 
 
 def _check_model_dir(directory: Path) -> None:

@@ -15,6 +15,7 @@ Examples::
     PICTORANK_CACHE_DIR=/var/cache/pictorank   # embedding cache, the same variable as the CLI's
     PICTORANK_SUGGEST_TRAIN=train.csv      # the clues POST /suggest learns from (default <data_dir>/train.csv)
     PICTORANK_SUGGEST_GUESSER=served       # /suggest's clues must convince the served ranker (default: seed)
+    PICTORANK_GAME_KEY=<64 hex digits>     # picks the Clue mode's secret words; the same on every server
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from pictorank.config import default_cache_dir
@@ -75,6 +76,11 @@ class Settings(BaseSettings):
     suggest_guesser: Literal["seed", "served"] = Field(
         "seed", description="the guesser a suggested clue must convince: `seed` (the task's baseline, what the "
         "clue-giver's figures are measured with) or `served` (the ranker /rank serves)"
+    )
+    game_key: SecretStr | None = Field(
+        None, description="key that picks the secret words of the game's Clue mode, so that the page never "
+        "holds them; servers behind one address need the same key (`pictorank serve --workers N` shares one "
+        "with its workers); default: a random key per process", min_length=16,
     )
     open_vocab_candidates: int = Field(100, ge=1, le=1000, description="words the faiss search passes to the ranker")
     cache_dir: Path = Field(

@@ -2,8 +2,9 @@
 // "Guess": a random puzzle from GET /puzzles/random, answered with POST /puzzles/{id}/guess.
 // "Ask": the player builds a clue from GET /hints and ranks it with POST /rank, live as it changes;
 //        "Suggest a clue" fills the clue with pictorank's own for the player's word (POST /suggest).
-// "Clue": pictorank gives the clue (POST /suggest) for a secret word drawn from a game puzzle's
-//        options (GET /puzzles/random), or for the player's word; the player guesses the word.
+// "Clue": pictorank picks a secret word among a game puzzle's options and gives its clue
+//        (GET /clues/random; the word stays on the server until POST /clues/{id}/guess), or clues
+//        the player's own word (POST /suggest); the player guesses the word.
 // Pictograms show their drawing (GET /hints/{id}/icon) when the vocabulary has one, else text only.
 "use strict";
 
@@ -485,10 +486,10 @@ async function suggestForAsk() {
 // Clue mode: pictorank gives the clue, the player guesses
 // ---------------------------------------------------------------------------------------------
 
-let secret = null;       // {word, options, suggestion} of the current round; the page checks guesses
+let secret = null;       // the round on screen: {round, options} when pictorank picked the word (it stays
+                         // on the server until the guess), {word, options, suggestion} for the player's own
 let giveAnswered = false;
 let giveSeq = 0;         // number of the latest round asked for: older replies are stale
-const GIVE_SUBTASK = 2;  // puzzles with 10 options: the secret word and 9 words to tell it from
 
 function shuffled(items) {
   const out = items.slice();
@@ -500,20 +501,19 @@ function shuffled(items) {
 }
 
 async function newSecret() {
-  // A game puzzle's options; one of them, at random, is the secret word and the rest its rivals.
+  // pictorank draws a puzzle, picks the secret word among its options and clues it.
   const seq = ++giveSeq;
-  secret = { word: null };
+  secret = null;
   resetGive("Drawing a secret word...");
-  let drawn;
+  let round;
   try {
-    drawn = await api("GET", `/puzzles/random?subtask=${GIVE_SUBTASK}`);
+    round = await api("GET", "/clues/random");
   } catch (err) {
     if (seq === giveSeq) setStatus($("give-status"), err.message, true);
     return;
   }
-  if (seq !== giveSeq) return;
-  const word = drawn.options[Math.floor(Math.random() * drawn.options.length)];
-  await playGive(seq, word, drawn.options.filter((o) => o !== word), false);
+  if (seq !== giveSeq) return;  // stale: a newer round was asked for
+  showGive({ round: round.id, options: round.options }, round.pictograms, "a secret word");
 }
 
 async function clueOwnWord() {
@@ -524,9 +524,19 @@ async function clueOwnWord() {
     return;
   }
   const seq = ++giveSeq;
-  secret = { word: null };
+  secret = null;
   resetGive(`Finding a clue for "${word}"...`);
-  await playGive(seq, word, [], true);  // no rivals given: pictorank's nearest known words stand in
+  let result;
+  try {  // no rivals given: pictorank's nearest known words stand in
+    result = await api("POST", "/suggest", { word, avoid: [], top: 1, use_known: true });
+  } catch (err) {
+    if (seq === giveSeq) setStatus($("give-status"), err.message, true);
+    return;
+  }
+  if (seq !== giveSeq) return;
+  const [suggestion] = result.suggestions;
+  showGive({ word: result.word, options: shuffled([result.word, ...result.avoid]), suggestion },
+    suggestion.pictograms, `your word (with ${result.avoid.length} words pictorank knows near it)`);
 }
 
 function resetGive(text) {
@@ -539,35 +549,43 @@ function resetGive(text) {
   $("give-explain").hidden = true;
 }
 
-async function playGive(seq, word, avoid, own) {
-  let result;
-  try {
-    result = await api("POST", "/suggest", { word, avoid, top: 1, use_known: own });
-  } catch (err) {
-    if (seq === giveSeq) setStatus($("give-status"), err.message, true);
-    return;
-  }
-  if (seq !== giveSeq) return;  // stale: a newer round was asked for
-  const [suggestion] = result.suggestions;
-  secret = { word: result.word, options: shuffled([result.word, ...result.avoid]), suggestion };
-  $("give-clue").replaceChildren(...suggestion.pictograms.map((p, i) => clueCard(asHint(p), i)));
+function showGive(round, pictograms, whose) {
+  secret = round;
+  $("give-clue").replaceChildren(...pictograms.map((p, i) => clueCard(asHint(p), i)));
   $("give-options-title").hidden = false;
-  $("give-options").replaceChildren(...secret.options.map((option, i) => {
+  $("give-options").replaceChildren(...round.options.map((option, i) => {
     const button = el("button", { type: "button", textContent: option });
     button.dataset.option = option;
     if (i < 10) button.setAttribute("aria-keyshortcuts", String((i + 1) % 10));
     button.addEventListener("click", () => guessSecret(option));
     return button;
   }));
-  const whose = own ? `your word (with ${result.avoid.length} words pictorank knows near it)` : "a secret word";
-  setStatus($("give-status"), `pictorank's clue for ${whose}: ${suggestion.pictograms.length} pictograms, ` +
-    `${secret.options.length} words. Which is it? (keys 1-9 and 0 pick the first ten)`);
+  setStatus($("give-status"), `pictorank's clue for ${whose}: ${pictograms.length} pictograms, ` +
+    `${round.options.length} words. Which is it? (keys 1-9 and 0 pick the first ten)`);
 }
 
-function guessSecret(option) {
-  if (!secret || !secret.word || giveAnswered) return;
+async function guessSecret(option) {
+  if (!secret || giveAnswered) return;
   giveAnswered = true;
-  const { word, suggestion } = secret;
+  const round = secret;
+  let { word, suggestion } = round;
+  if (round.round) {  // pictorank's word: the server says which it was, and why the clue
+    let verdict;
+    try {
+      verdict = await api("POST", `/clues/${encodeURIComponent(round.round)}/guess`, { guess: option });
+    } catch (err) {
+      if (secret !== round) return;
+      giveAnswered = false;  // let the player try again
+      setStatus($("give-status"), err.message, true);
+      return;
+    }
+    if (secret !== round) return;  // stale: a new round was drawn meanwhile
+    ({ answer: word, clue: suggestion } = verdict);
+  }
+  showVerdict(option, word, suggestion);
+}
+
+function showVerdict(option, word, suggestion) {
   for (const b of $("give-options").querySelectorAll("button")) {
     b.disabled = true;
     if (b.dataset.option === word) b.classList.add("answer");
@@ -603,7 +621,7 @@ $("give-own").addEventListener("submit", (event) => {
 
 document.addEventListener("keydown", (event) => {
   // Number keys pick a word in Clue mode, unless the player is typing somewhere.
-  if ($("panel-give").hidden || !secret || !secret.word || giveAnswered) return;
+  if ($("panel-give").hidden || !secret || giveAnswered) return;
   if (event.ctrlKey || event.metaKey || event.altKey) return;
   if (["INPUT", "TEXTAREA", "SELECT"].includes(document.activeElement.tagName)) return;
   if (!/^[0-9]$/.test(event.key)) return;

@@ -1,9 +1,13 @@
 """The game page: a browser front-end at `/` (files in `STATIC_DIR`, served at /static) and the
-two endpoints it plays with.
+endpoints it plays with.
 
 - GET  /puzzles/random          a puzzle from the game's data set, *without* its answer;
 - POST /puzzles/{id}/guess      the player's pick: right or wrong, the answer, pictorank's top 10
-                                with how sure it was and why (explanations of the ten).
+                                with how sure it was and why (explanations of the ten);
+- GET  /clues/random            the Clue mode: pictorank picks a secret word among a puzzle's
+                                options and gives its clue, *without* the word or the reasons
+                                (they name it; see pictorank.api.game for how the word stays secret);
+- POST /clues/{id}/guess        the player's pick: right or wrong, the word, the clue's reasons.
 
 The page itself (static/index.html, app.js, style.css) uses no CDN: it works offline.
 """
@@ -16,12 +20,17 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query
 from fastapi.responses import FileResponse
 
-from pictorank.api.deps import GameDep, IconsDep, ServiceDep, require_json
+from pictorank.api.clues import ClueGiver
+from pictorank.api.deps import ClueGiverDep, GameDep, IconsDep, ServiceDep, require_json
 from pictorank.api.errors import api_error, documented
-from pictorank.api.schemas import GamePuzzle, Guess, GuessResult, Hint
+from pictorank.api.game import ClueRound
 from pictorank.api.routes.ranking import explanation_bodies
+from pictorank.api.routes.suggest import suggested_clue
+from pictorank.api.schemas import ClueGuessResult, CluePictogram, GameClue, GamePuzzle, Guess, GuessResult, Hint
 from pictorank.api.service import Clue
+from pictorank.errors import UsageError
 from pictorank.submission import MAX_ANSWERS
+from pictorank.suggest import Suggestion
 
 STATIC_DIR = Path(__file__).resolve().parents[2] / "static"
 router = APIRouter(tags=["game"])
@@ -34,6 +43,12 @@ GUESS_ERRORS = {
     415: "the body is not application/json",
     422: "the guess is not an option, or the body is invalid",
 }
+CLUE_ERRORS = {
+    404: "no such round, or no puzzles of that subtask",
+    503: "the game has no puzzles, the model or the clue-giver is still loading, or the clue-giver is off",
+}
+CLUE_GUESS_ERRORS = {**CLUE_ERRORS, 415: GUESS_ERRORS[415], 422: GUESS_ERRORS[422]}
+CLUE_SUBTASK = 2  # 10 options: the secret word and 9 words to tell it from
 
 
 @router.get("/puzzles/random", response_model=GamePuzzle, responses=documented(ERRORS))
@@ -43,10 +58,9 @@ def random_puzzle(
     subtask: Annotated[int | None, Query(ge=1, le=99, description="only puzzles of this subtask (1: 4, 2: 10, 3: 30 options)")] = None,
 ) -> GamePuzzle:
     """A random puzzle to guess; the answer is only revealed by POST /puzzles/{id}/guess."""
-    ids = [i for i, p in game.puzzles.items() if subtask is None or p.subtask_id == subtask]
-    if not ids:
+    puzzle = game.draw(subtask)
+    if puzzle is None:
         raise api_error(404, ["query", "subtask"], f"no puzzles of subtask {subtask}", "not_found")
-    puzzle = game.puzzles[game.rng.choice(ids)]
     hints = [Hint(id=h, description=game.descriptions[h], icon=icons.url(h)) for h in puzzle.hints]
     return GamePuzzle(id=puzzle.datapoint_id, subtask=puzzle.subtask_id, hints=hints, options=list(puzzle.options))
 
@@ -73,6 +87,50 @@ def guess(puzzle_id: str, body: Guess, game: GameDep, service: ServiceDep) -> Gu
         confidence=ranked.confidence,
         explanations=explanation_bodies(ranked.explanations),
     )
+
+
+@router.get("/clues/random", response_model=GameClue, responses=documented(CLUE_ERRORS))
+def random_clue(
+    game: GameDep,
+    clues: ClueGiverDep,
+    icons: IconsDep,
+    subtask: Annotated[int, Query(ge=1, le=99, description="the puzzle's subtask (1: 4, 2: 10, 3: 30 options)")] = CLUE_SUBTASK,
+) -> GameClue:
+    """pictorank picks a secret word among a random puzzle's options and clues it; the word and
+    what each pictogram contributes are only revealed by POST /clues/{id}/guess."""
+    puzzle = game.draw(subtask)
+    if puzzle is None:
+        raise api_error(404, ["query", "subtask"], f"no puzzles of subtask {subtask}", "not_found")
+    round_ = game.new_round(puzzle)
+    pictograms = [CluePictogram(id=p.id, description=p.description, icon=icons.url(p.id), role=p.role)  # type: ignore[arg-type]
+                  for p in _clue_of(round_, clues).pictograms]
+    return GameClue(id=round_.id, subtask=puzzle.subtask_id, pictograms=pictograms, options=list(puzzle.options))
+
+
+@router.post("/clues/{round_id}/guess", response_model=ClueGuessResult, dependencies=[Depends(require_json)],
+             responses=documented(CLUE_GUESS_ERRORS))
+def guess_clue(round_id: str, body: Guess, game: GameDep, clues: ClueGiverDep, icons: IconsDep) -> ClueGuessResult:
+    """Check the player's guess of a Clue-mode round: the word, and why the clue was chosen."""
+    round_ = game.round(round_id)
+    if round_ is None:
+        raise api_error(404, ["path", "round_id"], f"no round {round_id[:100]!r}", "not_found")
+    if body.guess not in round_.puzzle.options:
+        raise api_error(422, ["body", "guess"], f"{body.guess[:100]!r} is not one of this round's options", "not_an_option")
+    return ClueGuessResult(correct=body.guess == round_.word, guess=body.guess, answer=round_.word,
+                           clue=suggested_clue(_clue_of(round_, clues), icons), guesser=clues.guesser)  # type: ignore[arg-type]
+
+
+def _clue_of(round_: ClueRound, clues: ClueGiver) -> Suggestion:
+    """The round's clue: the same at the guess as when it was shown, because the suggester is
+    deterministic for a word and its avoid words. A word the clue-giver refuses or cannot clue
+    (another data set's over-long option, say) is a 503 naming it, never a 500."""
+    try:
+        _, _, suggestions = clues.suggest(round_.word, list(round_.avoid), max_length=4, top=1, use_known=False)
+    except UsageError as exc:
+        raise api_error(503, [], f"pictorank cannot clue this round's word: {exc}", "suggest_unavailable") from None
+    if not suggestions:
+        raise api_error(503, [], "pictorank found no clue for this round's word", "suggest_unavailable")
+    return suggestions[0]
 
 
 @router.get("/", include_in_schema=False)

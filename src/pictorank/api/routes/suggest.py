@@ -40,11 +40,12 @@ def suggest(request: SuggestRequest, service: ServiceDep, clues: ClueGiverDep, i
         avoid_source="nearest train answers" if neighbours else "request",
         guesser=clues.guesser,  # type: ignore[arg-type]
         model=service.model_name,
-        suggestions=[_clue(s, icons) for s in suggestions],
+        suggestions=[suggested_clue(s, icons) for s in suggestions],
     )
 
 
-def _clue(suggestion: Suggestion, icons: IconStore) -> SuggestedClue:
+def suggested_clue(suggestion: Suggestion, icons: IconStore) -> SuggestedClue:
+    """A suggestion as the API gives it: pictograms with drawings, roles and reasons."""
     pictograms = [
         SuggestedPictogram(id=p.id, description=p.description, icon=icons.url(p.id), role=p.role,  # type: ignore[arg-type]
                            reason=p.reason)
