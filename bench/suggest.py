@@ -24,6 +24,10 @@ warm-up, wall clock; the clue model comes from the cache (fitted once if absent)
   with `--reader DIR`, also that learned model (`pictorank serve --model DIR`, as a deployment
   runs it: its ONNX base encoder for the clue model and the guesser, its fine-tuned encoder as the
   reader), side by side in the same run.
+- the game's Clue mode over HTTP, by the same service: GET /clues/random (the server draws a val
+  puzzle of 10 options, picks the secret word and clues it) and then POST /clues/{id}/guess (which
+  computes the clue again for its reasons), as many rounds as timed words. Rounds draw puzzles at
+  random, so a word may come twice.
 """
 
 from __future__ import annotations
@@ -173,21 +177,32 @@ def http_timing(val: list[Puzzle], count: int, model_dir: str | None = None) -> 
         thread.start()
         while not server.started:
             time.sleep(0.05)
-        url = f"http://{settings.host}:{settings.port}/suggest"
-        seconds = []
+        url = f"http://{settings.host}:{settings.port}"
+        seconds: list[float] = []
+        rounds: list[float] = []
+        guesses: list[float] = []
         try:
             with httpx.Client(timeout=60) as client:
-                client.post(url, json={"word": "warm-up word", "avoid": ["a", "b"]}).raise_for_status()
+                client.post(f"{url}/suggest", json={"word": "warm-up word", "avoid": ["a", "b"]}).raise_for_status()
                 for word, avoid in timed_words(val, count):
                     began = time.perf_counter()
-                    client.post(url, json={"word": word, "avoid": avoid, "top": 5, "use_known": False}).raise_for_status()
+                    client.post(f"{url}/suggest", json={"word": word, "avoid": avoid, "top": 5, "use_known": False}).raise_for_status()
                     seconds.append(time.perf_counter() - began)
+                for _ in range(count):
+                    began = time.perf_counter()
+                    shown = client.get(f"{url}/clues/random").raise_for_status().json()
+                    rounds.append(time.perf_counter() - began)
+                    began = time.perf_counter()
+                    client.post(f"{url}/clues/{shown['id']}/guess", json={"guess": shown["options"][0]}).raise_for_status()
+                    guesses.append(time.perf_counter() - began)
         finally:
             server.should_exit = True
             thread.join(timeout=30)
     what = f"serving {model_dir}, its fine-tuned encoder as reader" if model_dir else "serving cosine, no reader"
     return (f"POST /suggest over HTTP ({what}) for {len(seconds)} never-seen words with 10 avoid words, from an "
-            f"empty embedding cache (service ready in {ready:.0f} s): {percentiles(seconds)}")
+            f"empty embedding cache (service ready in {ready:.0f} s): {percentiles(seconds)}\n"
+            f"  Clue mode, {len(rounds)} rounds: GET /clues/random {percentiles(rounds)}; "
+            f"POST /clues/{{id}}/guess {percentiles(guesses)}")
 
 
 def _free_port() -> int:
