@@ -49,6 +49,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
@@ -129,7 +130,11 @@ class Memory:
         from sklearn.linear_model import LogisticRegression  # lazy: scikit-learn is slow to import
 
         labels = np.array([clue.pictograms[0] for clue in self.clues])
-        self.probe = LogisticRegression(C=self.probe_c, max_iter=3000).fit(self.vectors, labels)
+        with warnings.catch_warnings():
+            # Many main ideas over few words is what this probe is for (a small vocabulary's train
+            # clues, e.g. 63 ELCo phrases): scikit-learn's "could be a regression" hint is noise.
+            warnings.filterwarnings("ignore", message="The number of unique classes", category=UserWarning)
+            self.probe = LogisticRegression(C=self.probe_c, max_iter=3000).fit(self.vectors, labels)
         return self
 
     def probe_log_probability(self, vectors: np.ndarray) -> np.ndarray:
