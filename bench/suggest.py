@@ -1,17 +1,26 @@
 """Clue-giver benchmark: baselines and pictorank's suggester side by side on val, and timings.
 
     .venv/bin/python bench/suggest.py [--rows N] [--model DIR] [--reader DIR] [--bonus 0 0.5] [--timing-words 40] [--no-table]
+    .venv/bin/python bench/suggest.py --data elco      # the same table on another vocabulary
 
 Rows of the table (every clue judged on the same val puzzles, the answer's other options as the
 words to avoid; val answers never occur in train):
 
 - human: the puzzle's own clue.
+- another human clue: for a word with several human clues (ELCo's phrases have about 8 each),
+  one of its other puzzles' clues, drawn at random: how far people agree with each other. Only
+  where every word has another clue (not Bliss val, whose words mostly have one).
 - nearest-k: the k descriptions nearest the word (cosine), dropping any that shares a word with
   it, in order of nearness (k = 2, 3).
 - suggest (bonus B): pictorank's suggester with the seed guesser (`--model`: also with the
   learned ranker as guesser); bonus inf puts every clue the guesser gets right first, a finite
   bonus trades guessability for likeness to human clues. `--reader DIR`: the same rows again with
   that model's fine-tuned encoder as the suggester's reader ("+ reader").
+
+`--data elco`: the clue model learns from the train part of ELCo's dev half split by answer
+phrase (bench/splits.py, the split bench/transfer.py trains its in-domain ranker on: 63
+phrases, 500 clues) and the table is measured on its test part (21 phrases never seen, 166
+puzzles): the method on a new vocabulary (emoji names) with a small training set. No timing there.
 
 Timing, for never-seen words (val answers) with 10 avoid words each, one request at a time after a
 warm-up, wall clock; the clue model comes from the cache (fitted once if absent):
@@ -35,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import random
 import re
 import sys
 import tempfile
@@ -55,8 +65,11 @@ from pictorank.ranker import CosineRanker, Ranker, SeedRanker, load_ranker
 from pictorank.suggest import Suggester, fit_or_load
 from pictorank.suggest.evaluate import agreement, evaluate_suggestions, suggest_for_puzzles
 from pictorank.suggest.suggester import Pictogram, Suggestion, fine_tuned_encoder
+from splits import ELCO_SEED, ELCO_SHARES, split_by_answer  # bench/splits.py, beside this file
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "bliss"
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "data" / "bliss"
+ELCO = ROOT / "data" / "elco"
 
 
 def nearest_descriptions(word: str, k: int, vocab: HintVocabulary, encoder: Encoder) -> Suggestion:
@@ -73,6 +86,29 @@ def human(puzzle: Puzzle, vocab: HintVocabulary) -> Suggestion:
     return Suggestion(puzzle.answer or "", tuple(Pictogram(h, vocab.descriptions[h], "", "") for h in puzzle.hints), 0, 0, 0.0, 0.0)
 
 
+def another_human(puzzles: list[Puzzle], vocab: HintVocabulary, seed: int = 0) -> list[Suggestion] | None:
+    """For each puzzle, the clue of another puzzle with the same answer (drawn at random); None
+    unless every answer has another puzzle."""
+    by_answer: dict[str, list[Puzzle]] = {}
+    for puzzle in puzzles:
+        by_answer.setdefault(puzzle.answer or "", []).append(puzzle)
+    if any(len(group) < 2 for group in by_answer.values()):
+        return None
+    rng = random.Random(seed)
+    return [human(rng.choice([q for q in by_answer[p.answer or ""] if q is not p]), vocab) for p in puzzles]
+
+
+def load_data(name: str) -> tuple[HintVocabulary, list[Puzzle], list[Puzzle]]:
+    """The vocabulary, the puzzles the clue model learns from and the puzzles measured on."""
+    if name == "bliss":
+        vocab = load_hints(DATA / "hint_descriptions.csv")
+        return vocab, load_puzzles(DATA / "train.csv", vocab), load_puzzles(DATA / "val.csv", vocab)
+    vocab = load_hints(ELCO / "hint_descriptions.csv")
+    train, _, test = split_by_answer(load_puzzles(ELCO / "elco_dev.csv", vocab), lambda p: p.answer or "",
+                                     ELCO_SHARES, ELCO_SEED)
+    return vocab, train, test
+
+
 def row(name: str, result: dict, seconds: float | None = None) -> str:
     a = result["agreement"]
     cells = [f"{a['main_idea']:>6.3f}", f"{a['set_f1']:>6.3f}", f"{a['exact']:>6.3f}", f"{a['length']:>5.2f}"]
@@ -86,6 +122,8 @@ def row(name: str, result: dict, seconds: float | None = None) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", choices=("bliss", "elco"), default="bliss",
+                        help="bliss: train -> val; elco: ELCo's in-domain split, train part -> test part (table only)")
     parser.add_argument("--rows", type=int, default=0, help="first N val rows only (0: all 563)")
     parser.add_argument("--model", help="a learned model directory: judge with it, and also suggest with it as guesser")
     parser.add_argument("--reader", help="a learned model directory whose fine-tuned encoder reads the candidate clues")
@@ -94,9 +132,9 @@ def main() -> None:
     parser.add_argument("--no-table", action="store_true", help="timings only (the table takes ~10 minutes)")
     args = parser.parse_args()
     use_offline_environment()
-    vocab = load_hints(DATA / "hint_descriptions.csv")
-    train = load_puzzles(DATA / "train.csv", vocab)
-    val = load_puzzles(DATA / "val.csv", vocab)
+    if args.data == "elco" and args.no_table:
+        parser.error("--data elco measures the table only (the timings are Bliss's)")
+    vocab, train, val = load_data(args.data)
     val = val[: args.rows] if args.rows else val
     encoder = Encoder(cache_dir=default_cache_dir())
     started = time.perf_counter()
@@ -121,6 +159,9 @@ def main() -> None:
         print(lines[-1], file=sys.stderr)
 
     judged("human", [human(p, vocab) for p in val])
+    others = another_human(val, vocab)
+    if others is not None:
+        judged("another human clue", others)
     for k in (2, 3):
         judged(f"nearest-{k}", [nearest_descriptions(p.answer or "", k, vocab, encoder) for p in val])
     guessers = {"seed": seed, **({"learned": judges["learned"]} if args.model else {})}
@@ -135,6 +176,8 @@ def main() -> None:
     if reader is not None:
         reader.flush()
     print("\n".join(lines))
+    if args.data != "bliss":
+        return
     print(timing(model, vocab, encoder, val, args.timing_words, reader))
     for served in (None, *([args.reader] if args.reader else [])):
         print(http_timing(val, args.timing_words, served))

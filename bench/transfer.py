@@ -56,6 +56,7 @@ from pictorank.evaluation.significance import compare_paired, format_comparisons
 from pictorank.puzzles import HintVocabulary, Puzzle, load_hints, load_puzzles, to_queries
 from pictorank.ranker import CosineRanker, LearnedRanker, Ranker, SeedRanker, load_ranker
 from pictorank.train import TrainConfig, train_command
+from splits import ELCO_SEED, ELCO_SHARES, split_by_answer  # bench/splits.py, beside this file
 
 use_offline_environment()
 
@@ -70,21 +71,6 @@ def held_out_pictograms(train: Sequence[Puzzle], fraction: float, seed: int) -> 
     """A seeded `fraction` of the pictograms used in train."""
     used = sorted({h for p in train for h in p.hints})
     return set(random.Random(seed).sample(used, int(len(used) * fraction)))
-
-
-def split_by_answer(rows: list[dict[str, str]], shares: Sequence[float], seed: int) -> list[list[dict[str, str]]]:
-    """CSV rows split so that all rows of an answer land in one part (answers shuffled, seeded)."""
-    answers = sorted({r["answer"] for r in rows})
-    random.Random(seed).shuffle(answers)
-    bounds, total = [], 0.0
-    for share in shares[:-1]:
-        total += share
-        bounds.append(round(total * len(answers)))
-    part_of = {a: sum(i >= b for b in bounds) for i, a in enumerate(answers)}
-    parts: list[list[dict[str, str]]] = [[] for _ in shares]
-    for row in rows:
-        parts[part_of[row["answer"]]].append(row)
-    return parts
 
 
 def read_rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
@@ -181,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model", type=Path, default=ROOT / "models" / "default", help="a model trained on Bliss")
     parser.add_argument("--work", type=Path, default=Path("/tmp/pictorank-transfer"), help="split files and retrained models")
     parser.add_argument("--holdout-fraction", type=float, default=0.1)
-    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--seed", type=int, default=ELCO_SEED)
     parser.add_argument("--skip-retraining", action="store_true", help="only the settings that use --model")
     parser.add_argument("--served-draws", type=int, default=0, help="rank the zero-shot sets this many times as served")
     args = parser.parse_args(argv)
@@ -219,7 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.skip_retraining:
         fields, rows = read_rows(ELCO / "elco_dev.csv")
         work = args.work / "elco"
-        parts = split_by_answer(rows, (0.6, 0.2, 0.2), args.seed)
+        parts = split_by_answer(rows, lambda row: row["answer"], ELCO_SHARES, args.seed)
         paths = [write_rows(work / f"{name}.csv", fields, part) for name, part in zip(("train", "val", "test"), parts)]
         log(f"elco split by answer: train {len(parts[0])}, val {len(parts[1])}, test {len(parts[2])} rows")
         elco_model = train(work / "model", paths[0], paths[1], ELCO / "hint_descriptions.csv", encoder, log)
