@@ -202,8 +202,10 @@ class ClueModel:
         """Learn from train `queries` (hints and answers); `descriptions` are every pictogram's."""
         self._set_vocabulary(list(dict.fromkeys(descriptions)))
         self.clues_ = self._clues(queries)
-        if len({c.answer for c in self.clues_}) < 2 * self.folds:
-            raise ModelError(f"too few training clues to learn from ({len(self.clues_)})")
+        answers = len({c.answer for c in self.clues_})
+        if answers < 2 * self.folds:
+            raise ModelError(f"too few training clues to learn from: {len(self.clues_)} clues of {answers} different "
+                             f"answers; the clue model needs at least {2 * self.folds} different answers")
         self.clue_vectors_ = self.encoder.encode([c.answer for c in self.clues_])
         self.mean_length_ = float(np.mean([len(c.pictograms) for c in self.clues_]))
         table, labels = self._out_of_fold_table()
