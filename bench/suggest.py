@@ -1,6 +1,6 @@
 """Clue-giver benchmark: baselines and pictorank's suggester side by side on val, and timings.
 
-    .venv/bin/python bench/suggest.py [--rows N] [--model DIR] [--reader DIR] [--bonus 0 0.5] [--timing-words 40] [--no-table]
+    .venv/bin/python bench/suggest.py [--rows N] [--model DIR] [--reader DIR] [--bonus 0 0.1 0.5] [--timing-words 40] [--no-table]
     .venv/bin/python bench/suggest.py --data elco      # the same table on another vocabulary
 
 Rows of the table (every clue judged on the same val puzzles, the answer's other options as the
@@ -64,7 +64,7 @@ from pictorank.puzzles import HintVocabulary, Puzzle, load_hints, load_puzzles, 
 from pictorank.ranker import CosineRanker, Ranker, SeedRanker, load_ranker
 from pictorank.suggest import Suggester, fit_or_load
 from pictorank.suggest.evaluate import agreement, evaluate_suggestions, suggest_for_puzzles
-from pictorank.suggest.suggester import Pictogram, Suggestion, fine_tuned_encoder
+from pictorank.suggest.suggester import WIN_BONUS, Pictogram, Suggestion, fine_tuned_encoder
 from splits import ELCO_SEED, ELCO_SHARES, split_by_answer  # bench/splits.py, beside this file
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -127,7 +127,8 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=0, help="first N val rows only (0: all 563)")
     parser.add_argument("--model", help="a learned model directory: judge with it, and also suggest with it as guesser")
     parser.add_argument("--reader", help="a learned model directory whose fine-tuned encoder reads the candidate clues")
-    parser.add_argument("--bonus", type=float, nargs="*", default=[0.0, 0.5], help="finite win bonuses to try")
+    parser.add_argument("--bonus", type=float, nargs="*", default=[0.0, WIN_BONUS, 0.5],
+                        help="finite win bonuses to try (default: 0, the default, 0.5)")
     parser.add_argument("--timing-words", type=int, default=40, help="never-seen words timed one by one")
     parser.add_argument("--no-table", action="store_true", help="timings only (the table takes ~10 minutes)")
     args = parser.parse_args()
