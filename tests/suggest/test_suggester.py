@@ -18,9 +18,6 @@ from pictorank.suggest.suggester import READER_WEIGHT, fine_tuned_encoder
 SLICE = 300  # train rows: enough for 2 folds, fitted in seconds
 SMALL = {"folds": 2, "trees": 30, "tower_epochs": 2}
 
-# A slice of train has classes seen once: scikit-learn warns, harmlessly, that y looks continuous.
-pytestmark = pytest.mark.filterwarnings("ignore:The number of unique classes:UserWarning")
-
 
 @pytest.fixture(scope="module")
 def clue_model(encoder, vocab, train_puzzles) -> ClueModel:
