@@ -124,7 +124,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", choices=("bliss", "elco"), default="bliss",
                         help="bliss: train -> val; elco: ELCo's in-domain split, train part -> test part (table only)")
-    parser.add_argument("--rows", type=int, default=0, help="first N val rows only (0: all 563)")
+    parser.add_argument("--rows", type=int, default=0, help="first N measured rows only (0: all; 563 on Bliss val, 166 on ELCo)")
     parser.add_argument("--model", help="a learned model directory: judge with it, and also suggest with it as guesser")
     parser.add_argument("--reader", help="a learned model directory whose fine-tuned encoder reads the candidate clues")
     parser.add_argument("--bonus", type=float, nargs="*", default=[0.0, WIN_BONUS, 0.5],
