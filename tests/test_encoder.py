@@ -159,7 +159,7 @@ def test_max_cached_strings_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     assert max_cached_strings() == DEFAULT_MAX_CACHED_STRINGS
     monkeypatch.setenv("PICTORANK_MAX_CACHED_STRINGS", "1200")
     assert Encoder(model=StubModel(), model_id="stub").max_cached == 1200
-    for bad in ("0", "-5", "many", "\u0665"):
+    for bad in ("0", "-5", "many", "\u0665", "9" * 5000):
         monkeypatch.setenv("PICTORANK_MAX_CACHED_STRINGS", bad)
         with pytest.raises(SettingsError, match="PICTORANK_MAX_CACHED_STRINGS"):
             max_cached_strings()

@@ -49,6 +49,7 @@ def test_bundled_hint_descriptions_keep_their_commas(data_dir: Path) -> None:
         ("hintID,description\n1,cat\nx,dog\n", "line 3", "hintID", "not an integer: 'x'"),
         ("hintID,description\n9_9_9,cat\n", "line 2", "hintID", "not an integer: '9_9_9'"),
         ("hintID,description\n\u0663,cat\n", "line 2", "hintID", "not an integer: '\u0663'"),
+        ("hintID,description\n" + "9" * 5000 + ",cat\n", "line 2", "hintID", "integer too large: 5000 digits (at most 18)"),
         ("hintID,description\n1,cat\n1,dog\n", "line 3", "hintID", "duplicate hintID 1"),
         ("hintID,description\n1, \n", "line 2", "description", "empty description for hint 1"),
         ("hintID\n1\n", None, "description", "missing required column(s)"),
@@ -118,6 +119,13 @@ BAD_ROWS = {
     "subtaskID in other digits": (puzzle_row(subtask_id="\u0661"), "subtaskID", "not an integer"),
     "non-integer subtaskID": (puzzle_row(subtask_id="two"), "subtaskID", "not an integer: 'two'"),
     "fractional subtaskID": (puzzle_row(subtask_id="1.5"), "subtaskID", "not an integer: '1.5'"),
+    # past 4,300 digits int() raises a bare ValueError; deep JSON nesting a RecursionError
+    "subtaskID of 5000 digits": (puzzle_row(subtask_id="9" * 5000), "subtaskID", "integer too large: 5000 digits"),
+    "piped hint id of 5000 digits": (puzzle_row(hints="1|" + "9" * 5000), "hints", "integer too large"),
+    "hints_json id of 5000 digits": (puzzle_row(hints_json="[1, " + "9" * 5000 + "]"), "hints_json", "integer too large"),
+    "hints_json nested 60000 deep": (puzzle_row(hints_json="[" * 60000 + "]" * 60000), "hints_json", "nested too deeply"),
+    "options_json nested 60000 deep": (puzzle_row(options_json="[" * 60000 + "]" * 60000), "options_json",
+                                       "nested too deeply"),
 }
 
 

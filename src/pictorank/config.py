@@ -29,9 +29,11 @@ def max_cached_strings() -> int:
     raw = os.environ.get("PICTORANK_MAX_CACHED_STRINGS")
     if raw is None or not raw.strip():
         return DEFAULT_MAX_CACHED_STRINGS
-    if not (raw.strip().isascii() and raw.strip().isdigit()) or int(raw) < 1:
-        raise SettingsError("PICTORANK_MAX_CACHED_STRINGS", f"must be a whole number of at least 1, not {raw[:40]!r}")
-    return int(raw)
+    digits = raw.strip()
+    if not (digits.isascii() and digits.isdigit()) or len(digits) > 18 or int(digits) < 1:
+        raise SettingsError("PICTORANK_MAX_CACHED_STRINGS",
+                            f"must be a whole number of at least 1 (at most 18 digits), not {raw[:40]!r}")
+    return int(digits)
 
 
 ENCODER_RUNTIMES = ("onnx", "torch")

@@ -28,6 +28,10 @@ HINT_COLUMNS = ("hintID", "description")
 # name the column (the csv module's "field larger than field limit" names none).
 MAX_FIELD_CHARS = 131_072
 _INTEGER = re.compile(r"[0-9]+")  # plain ASCII digits: int() would also take '9_9_9' and '٣'
+# Ids and subtasks are small numbers. A longer run of digits is refused before int() sees it:
+# Python's int() raises a bare ValueError past 4,300 digits, which would reach the user as a
+# traceback instead of an error naming the field.
+MAX_INTEGER_DIGITS = 18
 
 
 @dataclass(frozen=True)
@@ -140,9 +144,12 @@ def load_hints(path: str | os.PathLike) -> HintVocabulary:
 
 def parse_integer(text: str, path: str | os.PathLike, row: str, column: str) -> int:
     """A non-negative integer written in ASCII digits (surrounding spaces allowed), or a DataError."""
-    if not _INTEGER.fullmatch(text.strip()):
+    digits = text.strip()
+    if not _INTEGER.fullmatch(digits):
         raise DataError(path, row, column, f"not an integer: {text[:50]!r}")
-    return int(text)
+    if len(digits) > MAX_INTEGER_DIGITS:
+        raise DataError(path, row, column, f"integer too large: {len(digits)} digits (at most {MAX_INTEGER_DIGITS})")
+    return int(digits)
 
 
 def split_pipe(text: str) -> list[str]:
@@ -150,11 +157,22 @@ def split_pipe(text: str) -> list[str]:
     return text.split("|") if text != "" else []
 
 
+def _json_integer(digits: str) -> int:
+    """json.loads' integer parser, bounded as parse_integer is (see MAX_INTEGER_DIGITS)."""
+    if len(digits.lstrip("-")) > MAX_INTEGER_DIGITS:
+        raise ValueError(f"integer too large: {len(digits.lstrip('-'))} digits (at most {MAX_INTEGER_DIGITS})")
+    return int(digits)
+
+
 def _parse_json_list(path: Path, row: str, column: str, text: str) -> list:
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_int=_json_integer)
     except json.JSONDecodeError as exc:
         raise DataError(path, row, column, f"malformed JSON ({exc.msg} at char {exc.pos})") from None
+    except ValueError as exc:  # from _json_integer
+        raise DataError(path, row, column, str(exc)) from None
+    except RecursionError:  # json.loads recurses once per level of nesting
+        raise DataError(path, row, column, "JSON nested too deeply (a list of hint ids or options is flat)") from None
     if not isinstance(value, list):
         raise DataError(path, row, column, "expected a JSON list")
     return value
@@ -166,7 +184,7 @@ def _parse_hints(path: Path, row: str, piped: str, as_json: str, vocab: HintVoca
         raise DataError(path, row, "hints_json", "hint ids must be integers")
     if not all(_INTEGER.fullmatch(h.strip()) for h in split_pipe(piped)):
         raise DataError(path, row, "hints", f"hint ids must be integers: {piped[:100]!r}")
-    from_pipe = [int(h) for h in split_pipe(piped)]
+    from_pipe = [parse_integer(h, path, row, "hints") for h in split_pipe(piped)]
     if from_pipe != from_json:
         raise DataError(path, row, "hints", f"disagrees with hints_json: {piped!r} vs {as_json!r}")
     if not from_json:

@@ -28,6 +28,7 @@ from helpers import free_port
 
 from pictorank.api.app import create_app
 from pictorank.api.errors import validation_error_handler
+from pictorank.api.middleware import BodyLimits
 from pictorank.api.schemas import MAX_BATCH
 from pictorank.api.serve import uvicorn_options
 from pictorank.api.settings import Settings
@@ -132,6 +133,26 @@ def test_a_body_that_stops_arriving_is_408_and_closed(live_server: str) -> None:
     [error] = json.loads(body)["detail"]
     assert error["type"] == "body_timeout" and "1" in error["msg"]
     assert waited < 8
+
+
+def test_a_content_length_of_thousands_of_digits_is_413_not_a_500() -> None:
+    # uvicorn's parser refuses such a header itself (a plain 400), but another ASGI server may pass
+    # it on, and int() raises past 4,300 digits: the limit check must answer without calling it.
+    called, sent = [], []
+
+    async def app(scope, receive, send) -> None:
+        called.append(scope)
+
+    async def receive() -> dict:
+        return {"type": "http.request", "body": b"{}", "more_body": False}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/rank", "headers": [(b"content-length", b"9" * 5000)]}
+    asyncio.run(BodyLimits(app, max_bytes=1000, timeout=1.0)(scope, receive, send))
+    assert not called and sent[0]["status"] == 413
+    assert json.loads(sent[1]["body"])["detail"][0]["type"] == "body_too_large"
 
 
 def test_an_idle_keep_alive_connection_is_closed(live_server: str) -> None:

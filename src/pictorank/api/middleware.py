@@ -88,7 +88,7 @@ class BodyLimits:
             await self.app(scope, receive, send)
             return
         declared = Headers(scope=scope).get("content-length")
-        if declared is not None and not (declared.isdigit() and int(declared) <= self.max_bytes):
+        if declared is not None and not _declared_within(declared, self.max_bytes):
             await too_large(self.max_bytes)(scope, receive, send)
             return
         try:
@@ -103,6 +103,12 @@ class BodyLimits:
             await too_large(self.max_bytes)(scope, receive, send)
             return
         await self.app(scope, replaying(body, receive), send)
+
+
+def _declared_within(declared: str, limit: int) -> bool:
+    """A Content-Length of plain digits no larger than `limit`. Its length is compared first:
+    int() of a header of thousands of digits raises instead of answering."""
+    return declared.isascii() and declared.isdigit() and len(declared) <= len(str(limit)) and int(declared) <= limit
 
 
 class _NonFinite(Exception):
