@@ -46,3 +46,28 @@ def test_mismatch(change: dict, message: str) -> None:
 def test_not_a_mapping(stored: object) -> None:
     with pytest.raises(ModelError, match="m: versions must be a JSON object"):
         check_versions(stored, "m")  # type: ignore[arg-type]
+
+
+def test_a_folder_is_replaced_only_by_its_own_kind(tmp_path) -> None:
+    from pictorank.artifacts import check_replaceable, marker_kind, replacing_dir
+    from pictorank.errors import DataError
+
+    with replacing_dir(tmp_path / "report", kind="report") as staging:
+        (staging / "report.html").write_text("<p>")
+    assert marker_kind(tmp_path / "report") == "report"
+    check_replaceable(tmp_path / "report", kind="report")
+    with pytest.raises(DataError, match="holds a pictorank report, which writing a model here would replace"):
+        check_replaceable(tmp_path / "report", kind="model")
+    check_replaceable(tmp_path / "report", force=True, kind="model")
+
+
+def test_a_destination_overlapping_an_input_is_refused_even_with_force(tmp_path) -> None:
+    from pictorank.artifacts import check_replaceable
+    from pictorank.errors import DataError
+
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "train.csv").write_text("x")
+    for target in (tmp_path / "data", tmp_path, tmp_path / "data" / "train.csv"):
+        with pytest.raises(DataError, match="which this command reads"):
+            check_replaceable(target, force=True, inputs=[tmp_path / "data" / "train.csv"])
+    check_replaceable(tmp_path / "data" / "out", inputs=[tmp_path / "data" / "train.csv"])  # beside it is fine

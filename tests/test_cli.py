@@ -325,6 +325,66 @@ def test_train_into_a_foreign_folder_is_refused_before_training(
     assert (out / "notes.txt").read_text() == "x"
 
 
+def _marked_model(tmp_path: Path) -> Path:
+    """A folder as an older pictorank wrote models: a marker that names no kind, and the model."""
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / ".pictorank").write_text("Written by pictorank, which replaces this folder whole when it writes here again.\n")
+    (model / "ranker.json").write_text("{}")
+    return model
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_a_report_never_replaces_the_model_it_evaluates(
+    tmp_path: Path, data_dir: Path, no_model: None, capsys: pytest.CaptureFixture[str], force: bool
+) -> None:
+    model = _marked_model(tmp_path)
+    args = ["evaluate", "--input", str(val_slice(data_dir, tmp_path, 3)), "--hints", str(data_dir / "hint_descriptions.csv"),
+            "--model", str(model), "--report", str(model), "--no-cache", "--quiet", *(["--force"] if force else [])]
+    assert main(args) == 2
+    assert_one_line_error(capsys.readouterr().err, "which this command reads")
+    assert (model / "ranker.json").read_text() == "{}"
+
+
+def test_a_report_does_not_replace_a_model_folder_unasked(
+    tmp_path: Path, data_dir: Path, no_model: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = _marked_model(tmp_path)
+    args = ["evaluate", "--input", str(val_slice(data_dir, tmp_path, 3)), "--hints", str(data_dir / "hint_descriptions.csv"),
+            "--method", "cosine", "--report", str(model), "--no-cache", "--quiet"]
+    assert main(args) == 2
+    assert_one_line_error(capsys.readouterr().err, "holds a pictorank model")
+    assert (model / "ranker.json").read_text() == "{}"
+
+
+def test_output_inside_the_model_folder_is_refused(tmp_path: Path, no_model: None, capsys: pytest.CaptureFixture[str]) -> None:
+    model = _marked_model(tmp_path)
+    args = _predict_args(tmp_path, str(model / "ranker.json")) + ["--model", str(model)]
+    assert main(args) == 2
+    assert_one_line_error(capsys.readouterr().err, "lies inside")
+    assert (model / "ranker.json").read_text() == "{}"
+
+
+@pytest.mark.parametrize("kind", ["name of 300 characters", "symlink loop"])
+def test_unusable_output_paths_are_one_line_errors(
+    tmp_path: Path, no_model: None, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    output = tmp_path / ("a" * 300)
+    if kind == "symlink loop":
+        output = tmp_path / "loop"
+        output.symlink_to(output)
+    assert main(_predict_args(tmp_path, str(output))) == 2
+    assert_one_line_error(capsys.readouterr().err, "cannot be used as an output path")
+
+
+def test_a_long_legal_output_name_is_written(tmp_path: Path, session_model: object) -> None:
+    """250 characters is a legal name; the temporary file beside it must not be longer than 255."""
+    output = tmp_path / ("a" * 250)
+    assert main(_predict_args(tmp_path, str(output))) == 0
+    assert output.read_text().startswith("datapointID,subtaskID,answer")
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
 def test_header_only_input_is_an_error_for_every_command(tmp_path: Path, data_dir: Path, no_model: None, capsys) -> None:
     empty = write_rows(tmp_path / "empty.csv", [])
     hints = str(data_dir / "hint_descriptions.csv")

@@ -15,12 +15,13 @@ import tempfile
 from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from pictorank.errors import DataError, ModelError
 
 FORMAT_VERSION = 3  # bump when the layout of a model directory changes
 MARKER_FILE = ".pictorank"  # in every folder pictorank writes whole (models, reports)
+_KIND = "kind: "  # the marker's line that names what the folder is ("kind: model")
 CHECKED = ("pictorank", "sentence-transformers", "lightgbm", "numpy")
 
 
@@ -113,45 +114,81 @@ def write_json(path: Path, value: Any, indent: int | None = 2) -> None:
     path.write_text(json.dumps(value, indent=indent, default=str), encoding="utf-8")
 
 
-def check_replaceable(target: str | os.PathLike, force: bool = False) -> None:
+def check_replaceable(target: str | os.PathLike, force: bool = False, kind: str | None = None,
+                      inputs: Sequence[str | os.PathLike] = ()) -> None:
     """Refuse a destination folder whose contents pictorank would destroy without being asked.
 
     A folder is replaced whole, so it must be new, empty, or one pictorank wrote itself (it holds
-    MARKER_FILE); anything else needs `force` (the CLI's --force). Called before the work that
+    MARKER_FILE) as the same `kind` of folder ("model", "report"); anything else needs `force`
+    (the CLI's --force). Never, not even with `force`, a folder that is, holds or lies inside one
+    of the command's `inputs`: pictorank never writes over what it reads (`evaluate --model DIR
+    --report DIR` would otherwise replace the model it is evaluating). Called before the work that
     fills the folder, so a refusal costs nothing.
     """
     target = Path(target)
+    _check_not_an_input(target, inputs, "destination")
     blocking = next((p for p in (target, *target.parents) if p.exists() and not p.is_dir()), None)
     if blocking == target:
         raise DataError(target, None, None, "exists and is not a folder; choose another destination")
     if blocking is not None:
         raise DataError(target, None, None, f"cannot create the folder: {blocking} is a file")
-    if force or not target.exists() or (target / MARKER_FILE).is_file() or not any(target.iterdir()):
+    if force or not target.exists() or not any(target.iterdir()):
         return
+    if (target / MARKER_FILE).is_file():
+        written = marker_kind(target)
+        if kind is None or written == kind:
+            return
+        raise DataError(target, None, None, f"holds a pictorank {written}, which writing a {kind} here would "
+                                            "replace; choose another destination or pass --force")
     raise DataError(target, None, None,
                     "folder is not empty and was not written by pictorank; choose another destination "
                     "or pass --force to replace it and everything in it")
 
 
+def marker_kind(folder: Path) -> str:
+    """What pictorank wrote `folder` as: "model" or "report". Markers written before they named
+    their kind are told apart by the report's page (pictorank wrote no other kind of folder)."""
+    try:
+        lines = (folder / MARKER_FILE).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        lines = []
+    named = next((line.removeprefix(_KIND).strip() for line in lines if line.startswith(_KIND)), None)
+    return named or ("report" if (folder / "report.html").is_file() else "model")
+
+
+def _check_not_an_input(target: Path, inputs: Sequence[str | os.PathLike], what: str) -> None:
+    """A DataError when `target` is one of `inputs`, lies inside one, or holds one."""
+    try:
+        resolved = target.resolve()
+        for source in inputs:
+            read = Path(source).resolve()
+            if resolved == read or read in resolved.parents or resolved in read.parents:
+                raise DataError(target, None, None, f"overlaps {source}, which this command reads; choose another {what}")
+    except (OSError, RuntimeError) as exc:  # a name too long, a symlink loop
+        raise DataError(target, None, None, f"cannot be used as a {what}: {exc}") from None
+
+
 @contextmanager
-def replacing_dir(target: str | os.PathLike, force: bool = False) -> Iterator[Path]:
+def replacing_dir(target: str | os.PathLike, force: bool = False, kind: str | None = None) -> Iterator[Path]:
     """Build a folder in a temporary sibling of `target`, then swap it in; on any failure the old
     `target` (if any) is left exactly as it was and the temporary folder is removed.
 
         with replacing_dir("models/default") as staging:
             write_everything_into(staging)
 
-    The new folder holds MARKER_FILE, so the next run may replace it; a folder without one is
-    refused unless `force` (see `check_replaceable`).
+    The new folder holds MARKER_FILE, naming its `kind`, so the next run that writes the same kind
+    may replace it; a folder without one, or of another kind, is refused unless `force` (see
+    `check_replaceable`).
     """
     target = Path(target)
-    check_replaceable(target, force)
+    check_replaceable(target, force, kind)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
     staging.chmod(0o755)  # mkdtemp makes it private; models and reports are meant to be shared
     try:
         (staging / MARKER_FILE).write_text(
-            "Written by pictorank, which replaces this folder whole when it writes here again.\n", encoding="utf-8"
+            "Written by pictorank, which replaces this folder whole when it writes here again.\n"
+            + (f"{_KIND}{kind}\n" if kind else ""), encoding="utf-8"
         )
         yield staging
         _swap_in(staging, target)

@@ -103,8 +103,15 @@ def _rank_file(args: argparse.Namespace, require_answers: bool) -> tuple[Ranker,
     return ranker, puzzles, rankings, seconds
 
 
+def _read_paths(args: argparse.Namespace) -> tuple[str, ...]:
+    """Every file and folder the command reads: what it writes must overlap none of them."""
+    names = ("input", "hints", "model", "reader", "train", "val")
+    paths = [getattr(args, name, None) for name in names] + list(getattr(args, "models", None) or ())
+    return tuple(str(p) for p in paths if p)
+
+
 def cmd_predict(args: argparse.Namespace) -> int:
-    inputs = (args.input, args.hints)
+    inputs = _read_paths(args)
     checked_output(args.output, inputs)  # a bad --output fails now, not after the ranking
     ranker, puzzles, rankings, seconds = _rank_file(args, require_answers=False)
     write_submission(args.output, puzzles, [r[:MAX_ANSWERS] for r in rankings], inputs)
@@ -115,7 +122,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     if args.report:
-        check_replaceable(args.report, args.force)
+        check_replaceable(args.report, args.force, kind="report", inputs=_read_paths(args))
     vocab, puzzles = _load_input(args, require_answers=True)
     ranker = build_ranker(args)
     rankings, seconds = _timed_rank(args, ranker, puzzles, vocab)
@@ -150,7 +157,7 @@ def _write_report(
 def cmd_compare(args: argparse.Namespace) -> int:
     """Several methods and models on the same file: one table, and optionally one report."""
     if args.report:
-        check_replaceable(args.report, args.force)
+        check_replaceable(args.report, args.force, kind="report", inputs=_read_paths(args))
     _check_against(args)
     vocab, puzzles = _load_input(args, require_answers=True)
     encoder = build_encoder(args)  # one model load and one cache for every base-model method

@@ -43,20 +43,38 @@ def checked_output(path: str | os.PathLike, inputs: Sequence[str | os.PathLike] 
     Called before any work, so a bad `--output` fails in a second rather than after the ranking.
     A symlink is followed (the file it points to is replaced, the link stays); anything that is not
     a regular file (a folder, a device such as /dev/null, a pipe) is refused, and so is any of the
-    `inputs`: pictorank never writes over what it reads.
+    `inputs` or a path inside one of them (a model folder the command reads): pictorank never
+    writes over what it reads.
     """
+    try:
+        return _checked_output(path, inputs)
+    except (OSError, RuntimeError) as exc:  # a name too long for the file system; a symlink loop
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise DataError(path, None, None, f"cannot be used as an output path ({reason})") from None
+
+
+def _checked_output(path: str | os.PathLike, inputs: Sequence[str | os.PathLike]) -> Path:
     target = Path(path).resolve()
     if target.exists() and not target.is_file():
         raise DataError(path, None, None, "exists and is not a regular file (a folder, device or pipe); choose another output path")
     for source in inputs:
-        if target == Path(source).resolve():
+        read = Path(source).resolve()
+        if target == read:
             raise DataError(path, None, None, f"is the input file {source}; choose another output path")
+        if read in target.parents:
+            raise DataError(path, None, None, f"lies inside {source}, which this command reads; choose another output path")
     ancestor = next(p for p in (target, *target.parents) if p.exists())
     if ancestor != target and not ancestor.is_dir():
         raise DataError(path, None, None, f"cannot be created: {ancestor} is a file, not a folder")
     if not os.access(ancestor if ancestor != target else target.parent, os.W_OK):
         raise DataError(path, None, None, f"cannot be written: no write permission in {ancestor if ancestor != target else target.parent}")
     return target
+
+
+def _temporary_prefix(path: Path) -> str:
+    """The temporary file's name up to its random part: `.submission.csv.` for submission.csv.
+    A long name is cut: a legal 250-character name would make a temporary name too long to create."""
+    return f".{path.name[:100]}."
 
 
 def write_submission(
@@ -91,7 +109,7 @@ def _atomic_write_csv(path: Path, columns: Iterable[str], rows: list[dict]) -> N
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o666 & ~_umask()
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=_temporary_prefix(path), suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:

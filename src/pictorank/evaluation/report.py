@@ -385,10 +385,10 @@ def write_report(
     `against` names the method the others are compared with puzzle by puzzle (see build_metrics).
     """
     target = Path(directory)
-    check_replaceable(target, force)
+    check_replaceable(target, force, kind="report")
     metrics = build_metrics(puzzles, rankings_by_method, vocab, against=against)
     metrics["info"] = {"generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), **dict(info or {})}
-    with replacing_dir(target, force) as work:
+    with replacing_dir(target, force, kind="report") as work:
         for name, plot in PLOTS.items():
             plot(metrics, work / name)
         (work / "metrics.json").write_text(json.dumps(metrics, indent=2), encoding="utf-8")

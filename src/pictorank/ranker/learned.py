@@ -214,7 +214,7 @@ class LearnedRanker(Ranker):
         `vocabulary`: (texts, options) to ship embedded with the ONNX export (pictorank.ranker.runtime),
         e.g. every hint description and the training files' options; the options also get their hubness.
         """
-        with replacing_dir(directory, force) as staging:
+        with replacing_dir(directory, force, kind="model") as staging:
             self.booster.save_model(str(staging / MODEL_FILE))
             self.extractor.save(staging)
             if isinstance(self.finetuned_model, Path):  # loaded with the ONNX runtime: copy its folder

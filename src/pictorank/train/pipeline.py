@@ -92,7 +92,7 @@ def train_command(
     The destination is checked first (`check_replaceable`): minutes of training must not end in
     a refusal to write.
     """
-    check_replaceable(out_dir, force)
+    check_replaceable(out_dir, force, kind="model", inputs=(train_path, val_path, hints_path))
     started = time.perf_counter()
     vocab = load_hints(hints_path)
     train_puzzles, val_puzzles = load_puzzles(train_path, vocab), load_puzzles(val_path, vocab)
