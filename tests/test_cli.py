@@ -377,6 +377,21 @@ def test_unusable_output_paths_are_one_line_errors(
     assert_one_line_error(capsys.readouterr().err, "cannot be used as an output path")
 
 
+@pytest.mark.parametrize("where", ["option", "environment"])
+def test_a_cache_dir_that_is_a_file_fails_before_any_work(
+    tmp_path: Path, no_model: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """Found only when the cache was saved, it ended the run after the ranking, with no output."""
+    (tmp_path / "a_file").write_text("x")
+    args = [a for a in _predict_args(tmp_path, str(tmp_path / "out.csv")) if a != "--no-cache"]
+    if where == "option":
+        args += ["--cache-dir", str(tmp_path / "a_file")]
+    else:
+        monkeypatch.setenv("PICTORANK_CACHE_DIR", str(tmp_path / "a_file" / "sub"))
+    assert main(args) == 2
+    assert_one_line_error(capsys.readouterr().err, "a_file")
+
+
 def test_a_long_legal_output_name_is_written(tmp_path: Path, session_model: object) -> None:
     """250 characters is a legal name; the temporary file beside it must not be longer than 255."""
     output = tmp_path / ("a" * 250)

@@ -163,3 +163,13 @@ def test_max_cached_strings_setting(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("PICTORANK_MAX_CACHED_STRINGS", bad)
         with pytest.raises(SettingsError, match="PICTORANK_MAX_CACHED_STRINGS"):
             max_cached_strings()
+
+
+def test_a_cache_that_cannot_be_saved_is_a_warning_not_the_end_of_the_run(tmp_path, caplog) -> None:
+    encoder = Encoder(model=StubModel(), model_id="stub", cache_dir=tmp_path / "gone" / "cache")
+    encoder.encode(["a", "b"])
+    (tmp_path / "gone").write_text("a file now stands where the cache's folder was to be made")
+    with caplog.at_level("WARNING", logger="pictorank.encoder"):
+        encoder.flush()
+    assert "could not save the embedding cache" in caplog.text
+    assert [p.name for p in tmp_path.iterdir()] == ["gone"]

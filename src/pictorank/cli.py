@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 from pictorank.api.clues import fit_for_serving
 from pictorank.api.serve import add_serve_parser
 from pictorank.artifacts import check_replaceable
-from pictorank.config import default_cache_dir, use_offline_environment
+from pictorank.config import cache_dir_problem, default_cache_dir, use_offline_environment
 from pictorank.encoder import Encoder
 from pictorank.errors import DataError, PictorankError, UsageError
 from pictorank.evaluation import evaluate_rankings, format_table
@@ -52,7 +52,14 @@ def _add_cache_args(parser: argparse.ArgumentParser) -> None:
 
 
 def _cache_dir(args: argparse.Namespace) -> Path | None:
-    return None if args.no_cache else Path(args.cache_dir) if args.cache_dir else default_cache_dir()
+    if args.no_cache:
+        return None
+    path = Path(args.cache_dir) if args.cache_dir else default_cache_dir()
+    problem = cache_dir_problem(path)
+    if problem:
+        source = "--cache-dir" if args.cache_dir else "PICTORANK_CACHE_DIR"
+        raise UsageError(f"{source} {path}: {problem}; give a folder (or --no-cache)")
+    return path
 
 
 def _add_force_arg(parser: argparse.ArgumentParser, destination: str) -> None:

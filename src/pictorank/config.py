@@ -17,6 +17,15 @@ def default_cache_dir() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "pictorank"
 
 
+def cache_dir_problem(path: Path) -> str | None:
+    """Why `path` cannot hold the on-disk caches, or None. Checked when a command or the service
+    starts: found only when the cache is first saved, it would end a run after all its work."""
+    blocking = next((p for p in (path, *path.parents) if p.exists() and not p.is_dir()), None)
+    if blocking is None:
+        return None
+    return "is a file, not a folder" if blocking == path else f"cannot be created: {blocking} is a file"
+
+
 DEFAULT_MAX_CACHED_STRINGS = 50_000
 
 

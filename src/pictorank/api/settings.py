@@ -26,7 +26,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from pictorank.config import default_cache_dir
+from pictorank.config import cache_dir_problem, default_cache_dir
 from pictorank.ranker import DEFAULT_METHOD, METHODS
 
 
@@ -110,6 +110,15 @@ class Settings(BaseSettings):
     keep_alive_timeout: int = Field(
         5, ge=1, le=3600, description="seconds an idle keep-alive connection stays open (uvicorn's timeout_keep_alive)"
     )
+
+    @field_validator("cache_dir")
+    @classmethod
+    def _usable_cache_dir(cls, path: Path) -> Path:
+        """A file here would end start-up in a traceback when the vocabulary's vectors are saved."""
+        problem = cache_dir_problem(path)
+        if problem:
+            raise ValueError(f"{path} {problem}")
+        return path
 
     @field_validator("method")
     @classmethod
