@@ -298,15 +298,18 @@ def test_output_through_a_symlink_replaces_the_target_and_keeps_modes(
     assert (tmp_path / "new.csv").stat().st_mode & 0o777 == 0o640
 
 
+def _report_args(tmp_path: Path, data_dir: Path, report: Path, *ranker: str) -> list[str]:
+    return ["evaluate", "--input", str(val_slice(data_dir, tmp_path, 3)), "--hints", str(data_dir / "hint_descriptions.csv"),
+            *ranker, "--report", str(report), "--no-cache", "--quiet"]
+
+
 def test_report_into_a_foreign_folder_is_refused_before_ranking(
     tmp_path: Path, data_dir: Path, no_model: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
     keep = tmp_path / "keep"
     keep.mkdir()
     (keep / "notes.txt").write_text("x")
-    args = ["evaluate", "--input", str(val_slice(data_dir, tmp_path, 3)), "--hints", str(data_dir / "hint_descriptions.csv"),
-            "--method", "cosine", "--report", str(keep), "--no-cache", "--quiet"]
-    assert main(args) == 2
+    assert main(_report_args(tmp_path, data_dir, keep, "--method", "cosine")) == 2
     assert_one_line_error(capsys.readouterr().err, "not written by pictorank")
     assert (keep / "notes.txt").read_text() == "x"
 
@@ -339,9 +342,7 @@ def test_a_report_never_replaces_the_model_it_evaluates(
     tmp_path: Path, data_dir: Path, no_model: None, capsys: pytest.CaptureFixture[str], force: bool
 ) -> None:
     model = _marked_model(tmp_path)
-    args = ["evaluate", "--input", str(val_slice(data_dir, tmp_path, 3)), "--hints", str(data_dir / "hint_descriptions.csv"),
-            "--model", str(model), "--report", str(model), "--no-cache", "--quiet", *(["--force"] if force else [])]
-    assert main(args) == 2
+    assert main(_report_args(tmp_path, data_dir, model, "--model", str(model), *(["--force"] if force else []))) == 2
     assert_one_line_error(capsys.readouterr().err, "which this command reads")
     assert (model / "ranker.json").read_text() == "{}"
 
@@ -350,9 +351,7 @@ def test_a_report_does_not_replace_a_model_folder_unasked(
     tmp_path: Path, data_dir: Path, no_model: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
     model = _marked_model(tmp_path)
-    args = ["evaluate", "--input", str(val_slice(data_dir, tmp_path, 3)), "--hints", str(data_dir / "hint_descriptions.csv"),
-            "--method", "cosine", "--report", str(model), "--no-cache", "--quiet"]
-    assert main(args) == 2
+    assert main(_report_args(tmp_path, data_dir, model, "--method", "cosine")) == 2
     assert_one_line_error(capsys.readouterr().err, "holds a pictorank model")
     assert (model / "ranker.json").read_text() == "{}"
 
