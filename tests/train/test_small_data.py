@@ -145,3 +145,20 @@ def test_training_on_a_small_set_is_deterministic(word_encoder):
     one = fit_ranker_from_tables(build_tables(train, val, word_encoder, config, QUIET), config, QUIET)
     two = fit_ranker_from_tables(build_tables(train, val, word_encoder, config, QUIET), config, QUIET)
     assert one.booster.model_to_string() == two.booster.model_to_string()
+
+
+def test_a_set_whose_held_out_rankings_are_all_right_trains_without_a_confidence(word_encoder, tmp_path):
+    """One option per row: every out-of-fold ranking is right, so there is nothing to calibrate
+    the confidence on. Training used to end in a TypeError when it summed the missing confidences."""
+    from pictorank.train.pipeline import train_command
+
+    hints = write_hints(tmp_path / "hints.csv")
+    answers = ["seal", "fish", "candle", "rock"]
+    write_rows(tmp_path / "train.csv", [puzzle_row(f"t{i}", choices=(a,), answer=a) for i, a in enumerate(answers)])
+    write_rows(tmp_path / "val.csv", [puzzle_row("v1")])
+    logged: list[str] = []
+    metadata = train_command(tmp_path / "train.csv", tmp_path / "val.csv", hints, tmp_path / "m",
+                             TrainConfig(**FAST), word_encoder, logged.append)
+    assert metadata["val_calibration"] is None
+    assert any("no confidence calibration" in line for line in logged)
+    assert (tmp_path / "m" / "ranker.json").is_file()

@@ -134,10 +134,13 @@ def train_command(
     return {**ranker.training, **metadata}
 
 
-def _val_calibration(ranker: LearnedRanker, val: Sequence[Query], ranked: list[tuple]) -> dict[str, Any]:
+def _val_calibration(ranker: LearnedRanker, val: Sequence[Query], ranked: list[tuple]) -> dict[str, Any] | None:
     """How well the confidence matches val's outcomes (val only stopped LightGBM early);
-    `ranked` as `rank_with_confidence` returns it."""
+    `ranked` as `rank_with_confidence` returns it. None for a model without a confidence (its
+    held-out train rankings were all right or all wrong: nothing to calibrate on)."""
     confidences = [confidence for _, _, confidence, _ in ranked]
+    if ranker.calibrator is None or any(c is None for c in confidences):
+        return None
     correct = [ranking[0] == query.answer for query, (ranking, *_) in zip(val, ranked)]
     return {"ece": expected_calibration_error(confidences, correct), "mean_confidence": float(np.mean(confidences)),
             "hits@1": float(np.mean(correct)), "rows": len(val)}
