@@ -85,6 +85,13 @@ def test_without_avoid_the_nearest_train_answers_stand_in(client: TestClient) ->
 def test_repeated_avoid_words_and_the_word_itself_are_dropped(client: TestClient) -> None:
     body = _suggest(client, word="sunflower", avoid=["rose", "rose", "sunflower", "tulip"], top=1)
     assert body["suggestions"][0]["options"] == 3
+    assert body["avoid"] == ["rose", "tulip"] and body["avoid_source"] == "request"  # what was judged against
+
+
+def test_avoid_words_that_are_all_the_word_leave_the_nearest_answers_and_say_so(client: TestClient) -> None:
+    body = _suggest(client, word="sunflower", avoid=["sunflower", " sunflower "], top=1)
+    assert body["avoid_source"] == "nearest train answers" and len(body["avoid"]) == 10
+    assert body["suggestions"][0]["options"] == 11
 
 
 def test_a_train_answer_may_get_its_clue_back_marked_known(client: TestClient, train_puzzles, vocab) -> None:

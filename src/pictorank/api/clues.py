@@ -42,6 +42,7 @@ from pictorank.puzzles import load_hints, load_puzzles, to_queries
 from pictorank.ranker import SeedRanker, load_ranker
 from pictorank.suggest import ClueModel, Suggester, Suggestion, fit_or_load
 from pictorank.suggest.model import fitted_key
+from pictorank.suggest.rules import check_request
 from pictorank.suggest.suggester import fine_tuned_encoder
 
 log = logging.getLogger(__name__)
@@ -59,10 +60,13 @@ class ClueGiver:
 
     def suggest(self, word: str, avoid: Sequence[str], max_length: int, top: int,
                 use_known: bool) -> tuple[list[str], bool, list[Suggestion]]:
-        """The avoid words judged against (the request's, or the word's nearest train answers when
-        it gave none), whether they were the nearest answers, and the clues, best first."""
+        """The avoid words judged against (the request's, without repeats or the word itself; or the
+        word's nearest train answers when none is left), whether they were the nearest answers, and
+        the clues, best first."""
         assert self.suggester is not None and self.service is not None
-        word = word.strip()  # as the suggester's own check does: "  cat " is the word "cat"
+        # Cleaned as the suggester will clean them ("  cat " is the word "cat"; avoid ["cat"] for
+        # "cat" is no avoid word at all), so that the answer names the words really judged against.
+        word, avoid = check_request(word, avoid, max_length, top)
         # The encoder's memo and torch are shared with /rank: one user at a time per process.
         with self.service.lock:
             neighbours = not avoid

@@ -416,7 +416,8 @@ class SuggestResponse(BaseModel):
     word: str
     avoid: list[str] = Field(description="the words each clue was judged against")
     avoid_source: Literal["request", "nearest train answers"] = Field(
-        description="`avoid` as sent, or the word's nearest train answers when the request gave none"
+        description="`avoid` as sent (without repeats or the word itself), or the word's nearest train answers "
+        "when none is left"
     )
     guesser: Literal["seed", "served"] = Field(description="who judged the clues: the seed baseline or the served ranker")
     model: str = Field(description="the service's served model (`guesser` says whether it judged)")
