@@ -18,7 +18,7 @@ from pictorank.api.serve import add_serve_parser
 from pictorank.artifacts import check_replaceable
 from pictorank.config import cache_dir_problem, default_cache_dir, use_offline_environment
 from pictorank.encoder import Encoder
-from pictorank.errors import DataError, PictorankError, UsageError
+from pictorank.errors import DataError, ModelError, PictorankError, UsageError
 from pictorank.evaluation import evaluate_rankings, format_table
 from pictorank.evaluation.report import write_report
 from pictorank.evaluation.significance import compare_with_reference, format_comparisons
@@ -291,7 +291,10 @@ def build_suggester(args: argparse.Namespace, vocab: HintVocabulary) -> tuple[Su
     if any(p.answer is None for p in train):
         raise DataError(_train_path(args), None, "answer", "the training puzzles need an answer column")
     started = time.perf_counter()
-    model = fit_or_load(to_queries(train, vocab), list(vocab.descriptions.values()), encoder, _cache_dir(args))
+    try:
+        model = fit_or_load(to_queries(train, vocab), list(vocab.descriptions.values()), encoder, _cache_dir(args))
+    except ModelError as exc:  # what the training puzzles cannot teach (too few answers): name the file
+        raise DataError(_train_path(args), None, None, str(exc)) from None
     if not args.quiet:
         print(f"clue model ready in {time.perf_counter() - started:.1f} s", file=sys.stderr)
     return Suggester(model, vocab, guesser, encoder, win_bonus=args.win_bonus, reader=reader), encoder, guesser
@@ -334,6 +337,7 @@ def cmd_evaluate_suggest(args: argparse.Namespace) -> int:
     """Suggest a clue for every answer of --input and compare it with the human clue."""
     check_request("word", [], args.max_length, 1)
     vocab, puzzles = _load_input(args, require_answers=True)
+    _check_suggestable(args.input, puzzles, args.max_length)
     suggester, encoder, guesser = build_suggester(args, vocab)
     done = (lambda n: None) if args.quiet else (lambda n: print(f"\rsuggested {n}/{len(puzzles)}", end="", file=sys.stderr))
     suggestions, seconds = suggest_for_puzzles(suggester, puzzles, args.max_length, progress=done)
@@ -355,6 +359,19 @@ def cmd_evaluate_suggest(args: argparse.Namespace) -> int:
         print(format_report(result))
         print(f"\nseconds per word: p50 {result['seconds_per_word']['p50']:.3f}, mean {result['seconds_per_word']['mean']:.3f}")
     return 0
+
+
+def _check_suggestable(path: str, puzzles: list[Puzzle], max_length: int) -> None:
+    """Each puzzle's answer and other options as the suggestion request evaluate-suggest will make,
+    checked before the fit and the minutes of suggesting: a row the clue-giver refuses (a
+    101-character answer, more than 100 other options) is named, not met at the end of the run."""
+    for puzzle in puzzles:
+        avoid = [o for o in puzzle.options if o != puzzle.answer]
+        for column, words in (("answer", []), ("options", avoid)):
+            try:
+                check_request(puzzle.answer, words, max_length, 1)
+            except UsageError as exc:
+                raise DataError(path, puzzle.datapoint_id, column, f"{exc} for a clue request") from None
 
 
 def build_parser() -> argparse.ArgumentParser:

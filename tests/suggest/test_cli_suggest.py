@@ -74,3 +74,29 @@ def test_suggest_and_evaluate_run_end_to_end(
     assert main(["evaluate-suggest", "--input", str(val), "--guesser", "cosine", *common]) == 0
     out = capsys.readouterr().out
     assert "main idea" in out and "seed" in out and "cosine" in out
+
+
+def test_evaluate_suggest_names_a_row_it_cannot_clue_before_any_work(
+    tmp_path: Path, data_dir: Path, no_model: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The row would otherwise be met after the fit and every other row's clue, unnamed."""
+    from helpers import puzzle_row, write_rows
+
+    long_word = "x" * 101
+    rows = [puzzle_row("v1"), puzzle_row("v2", choices=("seal", long_word), answer=long_word)]
+    source = write_rows(tmp_path / "val.csv", rows)
+    code = main(["evaluate-suggest", "--input", str(source), "--hints", str(data_dir / "hint_descriptions.csv"),
+                 "--no-cache", "--quiet"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1
+    assert "val.csv, row v2, column answer: the word is 101 characters long" in err[0]
+
+
+def test_too_few_training_answers_name_the_training_file(
+    tmp_path: Path, data_dir: Path, no_model: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    train = _slice(data_dir / "train.csv", tmp_path / "tiny_train.csv", 5)
+    code = main(["suggest", "--word", "cat", "--hints", str(data_dir / "hint_descriptions.csv"), "--train", str(train),
+                 "--no-cache", "--quiet"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "tiny_train.csv" in err[0] and "different answers" in err[0]

@@ -200,12 +200,13 @@ class ClueModel:
     # -- fitting ------------------------------------------------------------------------------
     def fit(self, queries: Sequence[Query], descriptions: Sequence[str]) -> "ClueModel":
         """Learn from train `queries` (hints and answers); `descriptions` are every pictogram's."""
+        answers = len({q.answer for q in queries})  # checked first: the encoding below takes a while
+        if answers < 2 * self.folds:
+            clues = len({(q.answer, q.hints) for q in queries})
+            raise ModelError(f"too few training clues to learn from: {clues} clues of {answers} different "
+                             f"answers; the clue model needs at least {2 * self.folds} different answers")
         self._set_vocabulary(list(dict.fromkeys(descriptions)))
         self.clues_ = self._clues(queries)
-        answers = len({c.answer for c in self.clues_})
-        if answers < 2 * self.folds:
-            raise ModelError(f"too few training clues to learn from: {len(self.clues_)} clues of {answers} different "
-                             f"answers; the clue model needs at least {2 * self.folds} different answers")
         self.clue_vectors_ = self.encoder.encode([c.answer for c in self.clues_])
         self.mean_length_ = float(np.mean([len(c.pictograms) for c in self.clues_]))
         table, labels = self._out_of_fold_table()
