@@ -424,3 +424,15 @@ def test_train_only_logs_a_clue_giver_it_cannot_prepare(tmp_path: Path, monkeypa
     args = argparse.Namespace(out=str(tmp_path / "m"), train="train.csv", hints="hints.csv")
     cli._prepare_clue_giver(args, encoder=None, cache_dir=tmp_path, log=logged.append)  # type: ignore[arg-type]
     assert logged == ["clue-giver not prepared for serving this model: too few training clues to learn from (4)"]
+
+
+def test_compare_refuses_a_model_folder_named_like_a_compared_method(
+    tmp_path: Path, data_dir: Path, no_model: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--methods cosine --models cosine` printed the model's figures as cosine's, and no cosine."""
+    monkeypatch.chdir(tmp_path)
+    _marked_model(tmp_path).rename(tmp_path / "cosine")
+    args = ["compare", "--input", str(val_slice(data_dir, tmp_path, 3)), "--hints", str(data_dir / "hint_descriptions.csv"),
+            "--methods", "seed", "cosine", "--models", "cosine", "--no-cache", "--quiet"]
+    assert main(args) == 2
+    assert_one_line_error(capsys.readouterr().err, "named like the method 'cosine'")

@@ -192,7 +192,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _check_against(args: argparse.Namespace) -> None:
-    """--against must name one of the compared methods or model folders (checked before ranking)."""
+    """--against must name one of the compared methods or model folders (checked before ranking);
+    and a model folder named like a compared method would take over that method's row."""
+    clash = next((d for d in args.models or () if d in (args.methods or ())), None)
+    if clash is not None:
+        raise UsageError(f"--models {clash}: named like the method {clash!r}, whose row it would take; "
+                         f"give the folder's path another way (./{clash})")
     compared = [*(args.methods or ()), *(args.models or ())]
     if args.against is not None and args.against not in compared:
         raise UsageError(f"--against {args.against!r} is not compared: name one of {', '.join(compared) or 'none'}")
