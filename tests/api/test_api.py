@@ -203,6 +203,10 @@ def test_settings_default_to_the_bundled_data(monkeypatch: pytest.MonkeyPatch, t
     moved = Settings()
     assert moved.hints == tmp_path / "hint_descriptions.csv" and moved.method == "seed"
     assert moved.cors_origins == ["http://localhost:3000"]
+    assert moved.vocabulary_files == [tmp_path / f"{split}.csv" for split in ("train", "val", "test")]  # none there
+    (tmp_path / "train.csv").write_text("x")
+    (tmp_path / "val.csv").write_text("x")
+    assert Settings().vocabulary_files == [tmp_path / "train.csv", tmp_path / "val.csv"]  # another data set, no test.csv
 
 
 def test_cors_origins_are_allowed(api_service) -> None:

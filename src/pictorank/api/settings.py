@@ -136,7 +136,10 @@ class Settings(BaseSettings):
         if self.hint_icons is None:
             self.hint_icons = self.hints.parent / "hint_icons"
         if self.vocabulary_files is None:
-            self.vocabulary_files = [self.data_dir / f"{split}.csv" for split in ("train", "val", "test")]
+            # Those of the data folder's splits that are there: another data set may come without a
+            # test.csv. Files named in PICTORANK_VOCABULARY_FILES must all exist.
+            splits = [self.data_dir / f"{split}.csv" for split in ("train", "val", "test")]
+            self.vocabulary_files = [path for path in splits if path.is_file()] or splits
         if self.game_puzzles is None:
             self.game_puzzles = self.data_dir / "val.csv"
         if self.suggest_train is None:
