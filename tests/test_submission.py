@@ -165,6 +165,14 @@ def test_validate_reports_each_violation(tmp_path: Path, source: Path, kind: str
 
 def test_validate_accepts_good_file(tmp_path: Path, source: Path) -> None:
     assert validate_submission(write_submission_text(tmp_path, GOOD), source) == []
+    spaced = [GOOD[0], " t0 , 1 ,a|b", *GOOD[2:]]  # spaces around the ids, in either column
+    assert validate_submission(write_submission_text(tmp_path, spaced), source) == []
+
+
+def test_validate_keeps_each_problem_line_short(tmp_path: Path, source: Path) -> None:
+    problems = validate_submission(write_submission_text(tmp_path, [GOOD[0], "t0,1," + "|" * 100_000, *GOOD[2:]]), source)
+    assert problems[-1] == "row t0, column answer: not among the row's options: ['', '', ''] and 99998 more"
+    assert all(len(problem) < 200 for problem in problems)
 
 
 def test_validate_missing_row(tmp_path: Path, source: Path) -> None:

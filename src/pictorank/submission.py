@@ -33,8 +33,15 @@ def submission_problems(puzzles: Sequence[Puzzle], answers: Sequence[Sequence[st
             problems.append(f"{where}: repeated options")
         foreign = [o for o in ranked if o not in puzzle.options]
         if foreign:
-            problems.append(f"{where}: not among the row's options: {foreign}")
+            problems.append(f"{where}: not among the row's options: {_some(foreign)}")
     return problems
+
+
+def _some(values: Sequence[str], shown: int = 3, chars: int = 50) -> str:
+    """The first few values, each cut short: one problem line stays readable whatever the file holds
+    (an answer of 100,000 '|' is 100,001 foreign options)."""
+    cut = [v if len(v) <= chars else v[:chars] + "..." for v in values[:shown]]
+    return f"{cut}" + (f" and {len(values) - shown} more" if len(values) > shown else "")
 
 
 def checked_output(path: str | os.PathLike, inputs: Sequence[str | os.PathLike] = ()) -> Path:
@@ -155,8 +162,8 @@ def validate_submission(submission_path: str | os.PathLike, input_path: str | os
             problems.append(f"{where}, column datapointID: duplicate row")
             continue
         seen.add(datapoint_id)
-        if record["subtaskID"] != str(puzzle.subtask_id):
-            problems.append(f"{where}, column subtaskID: {record['subtaskID']!r}, expected {puzzle.subtask_id}")
+        if record["subtaskID"].strip() != str(puzzle.subtask_id):  # spaces allowed, as around datapointID
+            problems.append(f"{where}, column subtaskID: {record['subtaskID'][:50]!r}, expected {puzzle.subtask_id}")
         problems.extend(submission_problems([puzzle], [split_pipe(record["answer"])]))
     missing = [p.datapoint_id for p in puzzles if p.datapoint_id not in seen]
     if missing:
