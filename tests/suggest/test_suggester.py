@@ -107,6 +107,33 @@ def test_save_load_and_cache(clue_model: ClueModel, encoder, vocab, train_puzzle
     assert type(first.tower_).__name__ == "OnnxSentenceEncoder"  # a fresh fit runs as later runs read it back
 
 
+def test_a_damaged_cached_fit_is_refitted_and_the_first_fit_in_place_is_served(
+        encoder, vocab, train_puzzles, tmp_path: Path, monkeypatch) -> None:
+    """A truncated clue_model.npz raised BadZipFile on every run; and two workers fitting the same
+    key served different clues (their int8 vectors differ), so a Clue-mode round shown by one was
+    judged against another clue by the other."""
+    from pictorank.suggest.model import fitted_key
+
+    queries, descriptions = to_queries(train_puzzles[:SLICE], vocab), list(vocab.descriptions.values())
+    cache = tmp_path / "cache"
+    first = fit_or_load(queries, descriptions, encoder, cache, **SMALL)
+    [folder] = (cache / "suggest").iterdir()
+    arrays = folder / "clue_model.npz"
+    arrays.write_bytes(arrays.read_bytes()[:1000])
+    key = fitted_key(ClueModel(encoder, **SMALL), queries, descriptions)
+    fit = ClueModel.fit
+
+    def fit_while_another_worker_saves_first(self, *args):
+        fitted = fit(self, *args)
+        first.mean_length_ = 9.0  # marks the other worker's fit
+        first.save(folder, key)
+        return fitted
+
+    monkeypatch.setattr(ClueModel, "fit", fit_while_another_worker_saves_first)
+    served = fit_or_load(queries, descriptions, encoder, cache, **SMALL)
+    assert served.mean_length_ == 9.0 and [p.name for p in (cache / "suggest").iterdir()] == [folder.name]
+
+
 def test_a_shipped_fit_is_read_not_refitted_and_another_fit_is_ignored(
         clue_model: ClueModel, encoder, vocab, train_puzzles, tmp_path: Path, monkeypatch) -> None:
     """A model folder's clue model (`shipped`, written by `pictorank train`) serves a service with

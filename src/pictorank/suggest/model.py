@@ -49,7 +49,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
+import tempfile
 import warnings
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
@@ -387,7 +390,7 @@ class ClueModel:
         try:
             config = read_json(directory / CONFIG_FILE)
             arrays = dict(np.load(directory / ARRAYS_FILE, allow_pickle=False))
-        except (OSError, ValueError, json.JSONDecodeError, KeyError) as exc:
+        except (OSError, ValueError, json.JSONDecodeError, KeyError, EOFError, zipfile.BadZipFile) as exc:
             raise ModelError(f"{directory}: not a readable clue model ({exc})") from None
         if not isinstance(config, dict):
             raise ModelError(f"{directory / CONFIG_FILE}: not a clue model")
@@ -452,14 +455,32 @@ def fit_or_load(queries: Sequence[Query], descriptions: Sequence[str], encoder: 
         if loaded is not None:
             return loaded
     model.fit(queries, descriptions)
-    if folder is not None:
-        try:
-            model.save(folder, key)
-        except OSError:
-            return model  # an unwritable cache only costs the next run a fit
-        # Read back as every later run will: the tower on its ONNX export, not on PyTorch.
-        return _load_fit(folder, key, encoder) or model
-    return model
+    if folder is None:
+        return model
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+        staging.chmod(0o755)  # mkdtemp makes it private; the cache is shared like the rest of it
+        model.save(staging, key)
+    except OSError:
+        return model  # an unwritable cache only costs the next run a fit
+    # Read back as every later run will: the tower on its ONNX export, not on PyTorch.
+    return _publish(staging, folder, key, encoder) or model
+
+
+def _publish(staging: Path, folder: Path, key: str, encoder: Encoder) -> ClueModel | None:
+    """Move a saved fit into place unless another process put one there first, and read back the
+    fit in place. Two processes fitting the same key (a service's workers starting together) do
+    not give the same fit: the int8 encoder's vectors depend on the batches a process encoded.
+    First come wins, so every worker serves the same clues (a Clue-mode round shown by one worker
+    is judged by another); a damaged fit in place is replaced."""
+    if folder.exists() and _load_fit(folder, key, encoder) is None:
+        shutil.rmtree(folder, ignore_errors=True)
+    try:
+        os.rename(staging, folder)  # atomic; refused when another process's fit is already there
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)
+    return _load_fit(folder, key, encoder)
 
 
 def _load_fit(folder: str | os.PathLike | None, key: str, encoder: Encoder) -> ClueModel | None:
