@@ -436,3 +436,34 @@ def test_compare_refuses_a_model_folder_named_like_a_compared_method(
             "--methods", "seed", "cosine", "--models", "cosine", "--no-cache", "--quiet"]
     assert main(args) == 2
     assert_one_line_error(capsys.readouterr().err, "named like the method 'cosine'")
+
+
+def test_sigterm_while_writing_leaves_the_old_file_and_no_temporary_one(
+    tmp_path: Path, session_model: object, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`timeout`, `docker stop` and systemd send SIGTERM: it ran no cleanup and left .tmp files."""
+    import csv
+    import signal
+
+    output = tmp_path / "out.csv"
+    output.write_text("the user's file\n")
+    writerows = csv.DictWriter.writerows
+
+    def terminated_midway(self, rows):
+        writerows(self, rows[:1])
+        os.kill(os.getpid(), signal.SIGTERM)
+        writerows(self, rows[1:])
+
+    def unhandled(signum: int, frame: object) -> None:
+        pytest.fail("SIGTERM reached the test: the command did not handle it")
+
+    args = _predict_args(tmp_path, str(output))  # writes the input files: before the patch
+    monkeypatch.setattr(csv.DictWriter, "writerows", terminated_midway)
+    previous = signal.signal(signal.SIGTERM, unhandled)
+    try:
+        assert main(args) == 143
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert capsys.readouterr().err.strip() == "pictorank: terminated"
+    assert output.read_text() == "the user's file\n"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []

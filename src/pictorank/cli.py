@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -464,6 +465,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # silences transformers' "Loading weights" bar, which ignores our own progress flag.
         os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
     handler: Callable[[argparse.Namespace], int] = args.func
+    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         return handler(args)
     except PictorankError as exc:
@@ -472,6 +474,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("pictorank: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("pictorank: terminated", file=sys.stderr)
+        return 143
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+class Terminated(BaseException):
+    """SIGTERM (what `timeout`, `docker stop` and systemd send), raised where the command is, as
+    Ctrl-C raises KeyboardInterrupt: the cleanups run (a temporary output file or model folder is
+    removed) instead of the process dying with them half-written beside the user's files."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated()
 
 
 if __name__ == "__main__":
