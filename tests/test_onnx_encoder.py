@@ -187,3 +187,23 @@ def test_quantisation_may_differ_per_encoder():
     assert [space_quantization("base=int8,ft=int8-ffn", s) for s in ("base", "ft")] == ["int8", "int8-ffn"]
     with pytest.raises(ModelError, match="no quantisation for the 'ft' encoder"):
         space_quantization("base=int8", "ft")
+
+
+def test_an_export_leaves_no_temporary_folder_and_a_junk_cache_entry_costs_only_time(
+        base_model, tmp_path, monkeypatch):
+    """Every export left a pictorank-tokenizer-* folder in the temp dir; a file named `onnx` in the
+    cache folder ended `pictorank train` in a FileExistsError."""
+    import tempfile
+
+    from pictorank.onnx_encoder import cached_export
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "onnx").write_text("junk")
+    folder = cached_export(lambda: base_model, "base", "fp32", cache)
+    assert OnnxSentenceEncoder(folder).encode(["sun"]).shape == (1, 384)
+    assert [p.name for p in scratch.iterdir() if p.name.startswith("pictorank-tokenizer-")] == []
+    assert (cache / "onnx").read_text() == "junk"

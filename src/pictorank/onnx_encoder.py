@@ -81,7 +81,7 @@ def export_onnx(model: "SentenceTransformer", directory: str | os.PathLike, quan
         raise ValueError(f"quantization must be one of {QUANTIZATIONS}, not {quantization!r}")
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    tokenizer_file = _tokenizer_file(model)
+    _save_tokenizer(model, directory)
     fp32 = directory / ("model.fp32.onnx" if quantization != "fp32" else ONNX_FILE)
     _torch_export(model, fp32)
     if quantization != "fp32":
@@ -92,7 +92,6 @@ def export_onnx(model: "SentenceTransformer", directory: str | os.PathLike, quan
             quantize_dynamic(str(fp32), str(directory / ONNX_FILE), weight_type=QuantType.QInt8, per_channel=True,
                              nodes_to_quantize=only)
         fp32.unlink()
-    (directory / TOKENIZER_FILE).write_bytes(tokenizer_file.read_bytes())
     config = {
         "format": EXPORT_FORMAT,
         "quantization": quantization,
@@ -143,16 +142,12 @@ def _feed_forward_matmuls(path: Path) -> list[str]:
     return names
 
 
-def _tokenizer_file(model: "SentenceTransformer") -> Path:
-    """The tokenizer.json the model was loaded with (saved beside its weights)."""
-    import tempfile
-
+def _save_tokenizer(model: "SentenceTransformer", directory: Path) -> None:
+    """The tokenizer.json the model was loaded with, saved into the export folder."""
     tokenizer = model.tokenizer
     if not getattr(tokenizer, "is_fast", False):
         raise ModelError("ONNX export needs a fast (tokenizers-backed) tokenizer")
-    target = Path(tempfile.mkdtemp(prefix="pictorank-tokenizer-"))
-    tokenizer.backend_tokenizer.save(str(target / TOKENIZER_FILE))
-    return target / TOKENIZER_FILE
+    tokenizer.backend_tokenizer.save(str(directory / TOKENIZER_FILE))
 
 
 def _torch_export(model: "SentenceTransformer", path: Path) -> None:
@@ -243,8 +238,13 @@ def cached_export(make_model: Callable[[], "SentenceTransformer"], name: str, qu
         if _reusable(folder):
             return folder
         shutil.rmtree(folder, ignore_errors=True)  # made by other library versions, or damaged
-    root.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=root))
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=root))
+    except OSError:  # the cache folder cannot hold exports (a file named `onnx` in it): export aside
+        root = _scratch()
+        folder = root / name
+        staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=root))
     try:
         export_onnx(make_model(), staging, quantization)
     except BaseException:
