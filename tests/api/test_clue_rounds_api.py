@@ -104,6 +104,28 @@ def test_secret_words_spread_over_the_options_and_follow_the_key(api_service) ->
     assert len({r.id for r in fresh}) == 3 and all(first.round(r.id) == r for r in fresh)
 
 
+def test_the_guess_explains_the_clue_the_round_id_carries(client: TestClient) -> None:
+    """Another worker may choose another clue for the same word (its int8 vectors depend on what it
+    encoded before): the guess explains the pictograms the round showed, which its id carries."""
+    body = _round(client)
+    shown = [p["id"] for p in body["pictograms"]]
+    assert body["id"].endswith("~" + "-".join(map(str, shown)))
+    other = [*reversed(shown)] if len(shown) > 1 else [*shown, 1]
+    round_id = body["id"].rpartition("~")[0] + "~" + "-".join(map(str, other))
+    clue = _guess(client, round_id, body["options"][0])["clue"]
+    assert [p["id"] for p in clue["pictograms"]] == other and clue["pictograms"][0]["role"] == "main idea"
+    assert _guess(client, body["id"].rpartition("~")[0], body["options"][0])["answer"] in body["options"]  # an id without a clue
+
+
+@pytest.mark.parametrize("clue", ["999999", "1-2-3-4-5-6-7", "1--2", ""])
+def test_a_round_id_whose_clue_names_no_clue_is_a_404(client: TestClient, clue: str) -> None:
+    body = _round(client)
+    round_id = body["id"].rpartition("~")[0] + "~" + clue
+    response = client.post(f"/clues/{round_id}/guess", json={"guess": body["options"][0]})
+    assert response.status_code == 404, response.text
+    assert "no round" in response.json()["detail"][0]["msg"]
+
+
 @pytest.mark.parametrize("round_id", ["val_000000", "no_such_puzzle." + "0" * 32, "val_000000.xyz",
                                       "val_000000." + "0" * 31, "val_000000." + "G" * 32])
 def test_a_round_id_that_names_no_round_is_a_404(client: TestClient, round_id: str) -> None:

@@ -78,6 +78,13 @@ class ClueGiver:
         return list(avoid), neighbours, suggestions
 
 
+    def explain(self, word: str, avoid: Sequence[str], hint_ids: Sequence[int]) -> Suggestion:
+        """The clue `hint_ids` for `word` as the suggester explains its own (Suggester.explain)."""
+        assert self.suggester is not None and self.service is not None
+        with self.service.lock:
+            return self.suggester.explain(word, list(avoid), hint_ids)
+
+
 class BuildCancelled(Exception):
     """The service shut down while the clue-giver was being built."""
 

@@ -5,6 +5,8 @@ val.csv), loaded once when the app is created. No HTTP here; the page and its en
 The Clue mode's rounds (pictorank picks a secret word among a puzzle's options and gives the clue)
 keep the secret on the server without keeping any state: a round's id is the puzzle's id and a
 random nonce, and the secret is the option that an HMAC of the two under the service's key picks.
+Once clued, the id also carries the shown pictograms' ids, so that the guess explains exactly the
+clue that was shown, whichever worker answers it.
 Only a holder of the key can tell which option that is, any worker with the same key checks a
 guess (`PICTORANK_GAME_KEY`, which `pictorank serve` shares with its workers), and rounds cost no
 memory however many are played.
@@ -20,8 +22,9 @@ import hashlib
 import hmac
 import logging
 import random
+import re
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pictorank.errors import DataError
@@ -30,6 +33,10 @@ from pictorank.puzzles import Puzzle, load_hints, load_puzzles
 log = logging.getLogger(__name__)
 ROUND_SEPARATOR = "."  # a round id is the puzzle's id, this, and the nonce (hex: never holds it)
 NONCE_BYTES = 16
+# Then, once the round is clued, this and the shown pictograms' ids joined by "-": the guess explains
+# exactly the clue that was shown (another worker might choose another one for the same word).
+CLUE_SEPARATOR = "~"
+_CLUE = re.compile(r"[0-9]{1,18}(-[0-9]{1,18}){0,5}")
 
 
 @dataclass
@@ -71,7 +78,15 @@ class GamePuzzles:
         return self._round(puzzle, secrets.token_hex(NONCE_BYTES))
 
     def round(self, round_id: str) -> "ClueRound | None":
-        """The round `round_id` names, or None if it names none (unknown puzzle, malformed nonce)."""
+        """The round `round_id` names, with the clue it showed when the id carries one; None if it
+        names none (unknown puzzle, malformed nonce or clue)."""
+        base, separator, clue = round_id.rpartition(CLUE_SEPARATOR)
+        if separator and _CLUE.fullmatch(clue):
+            found = self._parse(base)
+            return found.with_clue(tuple(int(h) for h in clue.split("-"))) if found is not None else None
+        return self._parse(round_id)
+
+    def _parse(self, round_id: str) -> "ClueRound | None":
         puzzle_id, separator, nonce = round_id.rpartition(ROUND_SEPARATOR)
         puzzle = self.puzzles.get(puzzle_id)
         if not separator or puzzle is None or len(nonce) != 2 * NONCE_BYTES or not _is_hex(nonce):
@@ -93,6 +108,11 @@ class ClueRound:
     puzzle: Puzzle
     word: str
     avoid: tuple[str, ...]
+    clue: tuple[int, ...] = ()  # the pictograms shown, once clued (empty in an id made before)
+
+    def with_clue(self, hint_ids: tuple[int, ...]) -> "ClueRound":
+        """The round once `hint_ids` were shown: its id carries them."""
+        return replace(self, id=f"{self.id}{CLUE_SEPARATOR}{'-'.join(map(str, hint_ids))}", clue=tuple(hint_ids))
 
 
 def _is_hex(text: str) -> bool:

@@ -175,6 +175,26 @@ class Suggester:
                 chosen.append(self._suggestion(word, vector, shortlist[i], judged[i], len(options), scores))
         return chosen[:top]
 
+    def explain(self, word: str, avoid: Sequence[str], hint_ids: Sequence[int]) -> Suggestion:
+        """The clue `hint_ids` for `word`, judged and explained as `suggest` judges and explains its
+        own (rank, likeness, a reason per pictogram), whichever clue `suggest` would choose now. A
+        Clue-mode round explains the clue it showed: another process may choose another one, since
+        the int8 encoder's vectors depend on the batches that process encoded before."""
+        word, avoid = check_request(word, avoid, max(len(hint_ids), 1), 1)
+        description_of = {hint_id: d for d, ids in self._ids.items() for hint_id in ids}
+        if not hint_ids or any(h not in description_of for h in hint_ids):
+            raise UsageError(f"not a clue in this vocabulary: {list(hint_ids)[:6]}")
+        vector = self.encoder.encode([word, *avoid])[0]
+        if not avoid:
+            avoid = self.hardest_neighbours(word, vector)
+        allowed = self._usable & np.array([not names_word(d, word) for d in self.model.descriptions_])
+        scores = self.model.score(word, vector, allowed)
+        clue = tuple(self.model.index_[description_of[h]] for h in hint_ids)
+        [candidate] = self._read(word, [_Candidate(clue, self._likeness(clue, scores))])
+        options = [word, *avoid]
+        [judged] = self._judge([candidate], options)
+        return self._suggestion(word, vector, candidate, judged, len(options), scores)
+
     def hardest_neighbours(self, word: str, vector: np.ndarray, count: int = HARDEST_NEIGHBOURS) -> list[str]:
         """The train answers nearest `word` (not the word itself): the likeliest confusions."""
         order = np.argsort(-(self._answer_vectors @ vector), kind="stable")

@@ -102,8 +102,10 @@ def random_clue(
     if puzzle is None:
         raise api_error(404, ["query", "subtask"], f"no puzzles of subtask {subtask}", "not_found")
     round_ = game.new_round(puzzle)
+    clue = _clue_of(round_, clues)
+    round_ = round_.with_clue(tuple(clue.hint_ids))  # the guess explains exactly this clue
     pictograms = [CluePictogram(id=p.id, description=p.description, icon=icons.url(p.id), role=p.role)  # type: ignore[arg-type]
-                  for p in _clue_of(round_, clues).pictograms]
+                  for p in clue.pictograms]
     return GameClue(id=round_.id, subtask=puzzle.subtask_id, pictograms=pictograms, options=list(puzzle.options))
 
 
@@ -116,14 +118,23 @@ def guess_clue(round_id: str, body: Guess, game: GameDep, clues: ClueGiverDep, i
         raise api_error(404, ["path", "round_id"], f"no round {round_id[:100]!r}", "not_found")
     if body.guess not in round_.puzzle.options:
         raise api_error(422, ["body", "guess"], f"{body.guess[:100]!r} is not one of this round's options", "not_an_option")
+    clue = _shown_clue(round_, clues) if round_.clue else _clue_of(round_, clues)
     return ClueGuessResult(correct=body.guess == round_.word, guess=body.guess, answer=round_.word,
-                           clue=suggested_clue(_clue_of(round_, clues), icons), guesser=clues.guesser)  # type: ignore[arg-type]
+                           clue=suggested_clue(clue, icons), guesser=clues.guesser)  # type: ignore[arg-type]
+
+
+def _shown_clue(round_: ClueRound, clues: ClueGiver) -> Suggestion:
+    """The clue the round showed (its id carries the pictograms), explained; an id whose
+    pictograms are no clue of this vocabulary names no round."""
+    try:
+        return clues.explain(round_.word, list(round_.avoid), round_.clue)
+    except UsageError:
+        raise api_error(404, ["path", "round_id"], f"no round {round_.id[:100]!r}", "not_found") from None
 
 
 def _clue_of(round_: ClueRound, clues: ClueGiver) -> Suggestion:
-    """The round's clue: the same at the guess as when it was shown, because the suggester is
-    deterministic for a word and its avoid words. A word the clue-giver refuses or cannot clue
-    (another data set's over-long option, say) is a 503 naming it, never a 500."""
+    """The clue the suggester chooses for the round's word. A word the clue-giver refuses or cannot
+    clue (another data set's over-long option, say) is a 503 naming it, never a 500."""
     try:
         _, _, suggestions = clues.suggest(round_.word, list(round_.avoid), max_length=4, top=1, use_known=False)
     except UsageError as exc:
