@@ -160,7 +160,7 @@ class Suggester:
         vector = self.encoder.encode([word, *avoid])[0]  # one batch: each forward pass costs
         if not avoid:
             avoid = self.hardest_neighbours(word, vector)
-        allowed = self._usable & np.array([not names_word(d, word) for d in self.model.descriptions_])
+        allowed = self._allowed(word)
         scores = self.model.score(word, vector, allowed)
         candidates = self._candidates(scores, max_length)
         known = self._known(word, allowed, max_length) if use_known else []
@@ -187,13 +187,17 @@ class Suggester:
         vector = self.encoder.encode([word, *avoid])[0]
         if not avoid:
             avoid = self.hardest_neighbours(word, vector)
-        allowed = self._usable & np.array([not names_word(d, word) for d in self.model.descriptions_])
+        allowed = self._allowed(word)
         scores = self.model.score(word, vector, allowed)
         clue = tuple(self.model.index_[description_of[h]] for h in hint_ids)
         [candidate] = self._read(word, [_Candidate(clue, self._likeness(clue, scores))])
         options = [word, *avoid]
         [judged] = self._judge([candidate], options)
         return self._suggestion(word, vector, candidate, judged, len(options), scores)
+
+    def _allowed(self, word: str) -> np.ndarray:
+        """The pictograms a clue of `word` may use: usable ones that do not name the word (the game rule)."""
+        return self._usable & np.array([not names_word(d, word) for d in self.model.descriptions_])
 
     def hardest_neighbours(self, word: str, vector: np.ndarray, count: int = HARDEST_NEIGHBOURS) -> list[str]:
         """The train answers nearest `word` (not the word itself): the likeliest confusions."""
