@@ -73,3 +73,9 @@ def test_lengths_and_counts_are_bounded(max_length: object, top: object) -> None
 
 def test_a_good_request_is_cleaned() -> None:
     assert check_request(" sunflower ", ["rose", "rose", "sunflower", "daisy"], 4, 5) == ("sunflower", ["rose", "daisy"])
+
+
+def test_avoid_words_equal_up_to_case_are_dropped() -> None:
+    """The encoder is uncased: `Sunflower` would tie with `sunflower` under any clue."""
+    assert check_request("sunflower", ["Sunflower", "Rose", "rose", "SUNFLOWER ", "daisy"], 4, 5) == (
+        "sunflower", ["Rose", "daisy"])

@@ -101,7 +101,8 @@ def check_word(word: object, what: str = "word") -> str:
 
 
 def check_request(word: object, avoid: Sequence[object] | None, max_length: object, top: object) -> tuple[str, list[str]]:
-    """Check one suggestion request; returns the clean word and avoid list (duplicates dropped)."""
+    """Check one suggestion request; returns the clean word and avoid list (repeats and the word
+    itself dropped, ignoring case)."""
     clean = check_word(word)
     if avoid is None:
         avoid = []
@@ -109,8 +110,12 @@ def check_request(word: object, avoid: Sequence[object] | None, max_length: obje
         raise UsageError("avoid must be a list of words")
     if len(avoid) > MAX_AVOID:
         raise UsageError(f"{len(avoid)} avoid words given; at most {MAX_AVOID} are allowed")
-    others = list(dict.fromkeys(check_word(a, "avoid word") for a in avoid))
-    others = [a for a in others if a != clean]
+    # Repeats and the word itself go, up to case: the encoder is uncased, so `Cat` beside `cat`
+    # would tie with the word under every clue and the word could never win.
+    kept = {clean.casefold(): clean}
+    for other in (check_word(a, "avoid word") for a in avoid):
+        kept.setdefault(other.casefold(), other)
+    others = list(kept.values())[1:]
     _check_int(max_length, "max_length", 1, MAX_CLUE_LENGTH)
     _check_int(top, "top", 1, MAX_TOP)
     return clean, others
