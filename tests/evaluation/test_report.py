@@ -167,3 +167,25 @@ def test_report_html_shows_the_paired_table(tmp_path: Path):
     assert json.loads((tmp_path / "r" / "metrics.json").read_text())["paired"][0]["wins"] == 2
     alone = write_report(tmp_path / "alone", PUZZLES, {"good": GOOD}, VOCAB).read_text()
     assert "Puzzle by puzzle" not in alone
+
+
+@pytest.mark.parametrize("name", ["_runs/a", "m$\\notacommand$"])
+def test_method_names_are_drawn_as_typed(tmp_path: Path, monkeypatch, name: str):
+    """A model folder named `_runs/a` was left out of the legend (and one method then crashed the
+    report: a legend of 0 columns); `$...$` was read as maths notation, and a bad one crashed it."""
+    import matplotlib.pyplot as plt
+
+    legends: list[list[str]] = []
+    close = plt.close
+
+    def record(fig) -> None:
+        found = [*fig.legends, *(ax.get_legend() for ax in fig.axes)]
+        legends.extend([t.get_text() for t in legend.get_texts()] for legend in found if legend is not None)
+        close(fig)
+
+    monkeypatch.setattr(plt, "close", record)
+    write_report(tmp_path / "report", PUZZLES, {name: GOOD}, VOCAB, {"input": "val.csv"})
+    for fig in plt.get_fignums():
+        close(fig)
+    assert len(legends) == len(PLOTS)
+    assert all([label.replace("\\$", "$") for label in labels] == [name] for labels in legends)

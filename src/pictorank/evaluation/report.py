@@ -135,18 +135,28 @@ def _pyplot():
     return plt
 
 
-def _grouped_bars(ax, groups: Sequence[str], series: Mapping[str, Sequence[float]], ylabel: str) -> None:
-    """One cluster of bars per group, one bar (and legend entry) per series."""
+def _grouped_bars(ax, groups: Sequence[str], series: Mapping[str, Sequence[float]], ylabel: str) -> list:
+    """One cluster of bars per group, one bar per series; returns the series' bars, for the legend."""
     x = np.arange(len(groups))
     width = 0.8 / max(len(series), 1)
-    for i, (name, values) in enumerate(series.items()):
-        bars = ax.bar(x + (i - (len(series) - 1) / 2) * width, values, width, label=name)
+    handles = []
+    for i, values in enumerate(series.values()):
+        bars = ax.bar(x + (i - (len(series) - 1) / 2) * width, values, width)
+        handles.append(bars)
         if len(groups) * len(series) <= 24:
             ax.bar_label(bars, fmt="%.2f", fontsize=7, padding=1)
     ax.set_xticks(x, groups)
     ax.set_ylabel(ylabel)
     ax.grid(axis="y", alpha=0.3)
     ax.set_axisbelow(True)
+    return handles
+
+
+def _legend_labels(names: Sequence[str]) -> list[str]:
+    """Method names as matplotlib must be given them to print them as typed: a `$` would start
+    maths notation (a model folder `m$x$`), and labels are passed with their handles, since a
+    label of its own starting with `_` (`--model _runs/a`) is left out of a legend."""
+    return [name.replace("$", r"\$") for name in names]
 
 
 def plot_metrics(metrics: dict[str, Any], path: Path) -> None:
@@ -159,20 +169,22 @@ def plot_metrics(metrics: dict[str, Any], path: Path) -> None:
     rows = (len(subsets) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(6.5 * cols, 4.2 * rows), squeeze=False)
     labels = [METRIC_LABELS[m] for m in METRIC_NAMES]
+    handles: list = []
     for ax, (title, field, key) in zip(axes.flat, subsets):
         series = {}
         for name, data in methods.items():
             values = data[field] if key is None else data[field][key]
             series[name] = [values[m] for m in METRIC_NAMES]
         rows_in = (first[field] if key is None else first[field][key])["rows"]
-        _grouped_bars(ax, labels, series, "mean over puzzles")
+        bars = _grouped_bars(ax, labels, series, "mean over puzzles")
+        handles = handles or bars  # every panel has the same series: the first one's make the legend
         ax.set_ylim(0, 1.12)
         ax.set_title(f"{title} ({rows_in} puzzles)")
         ax.set_xlabel("metric")
     for ax in list(axes.flat)[len(subsets) :]:
         ax.set_visible(False)
-    handles, names = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, names, loc="upper right", ncol=len(names), title="method", fontsize=9)
+    fig.legend(handles, _legend_labels(list(methods)), loc="upper right", ncol=max(len(methods), 1), title="method",
+               fontsize=9)
     fig.suptitle("Metrics per method (higher is better)", x=0.02, ha="left")
     fig.tight_layout(rect=(0, 0, 1, 0.93))
     fig.savefig(path, dpi=100)
@@ -201,10 +213,10 @@ def plot_rank_histogram(metrics: dict[str, Any], path: Path) -> None:
     groups += ["absent"] if "absent" in seen else []
     series = {name: [counts[name].get(g, 0) for g in groups] for name in methods}
     fig, ax = plt.subplots(figsize=(10, 4.5))
-    _grouped_bars(ax, groups, series, "number of puzzles")
+    handles = _grouped_bars(ax, groups, series, "number of puzzles")
     ax.set_xlabel("position of the answer in the ranking (1 = ranked first; past 10 grouped by tens)")
     ax.set_title(f"Where the answer was ranked ({metrics['rows']} puzzles)")
-    ax.legend(title="method", fontsize=8, title_fontsize=8)
+    ax.legend(handles, _legend_labels(list(series)), title="method", fontsize=8, title_fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -218,11 +230,11 @@ def plot_hits1_by(metrics: dict[str, Any], field: str, xlabel: str, path: Path) 
     groups = list(first)
     series = {name: [data[field][g]["hits@1"] for g in groups] for name, data in methods.items()}
     fig, ax = plt.subplots(figsize=(max(6.5, 1.1 * len(groups) * max(len(series), 1) / 2 + 3), 4.2))
-    _grouped_bars(ax, [f"{g}\n(n={first[g]['rows']})" for g in groups], series, "Hits@1 (answer ranked first)")
+    handles = _grouped_bars(ax, [f"{g}\n(n={first[g]['rows']})" for g in groups], series, "Hits@1 (answer ranked first)")
     ax.set_ylim(0, 1.12)
     ax.set_xlabel(xlabel)
     ax.set_title(f"Hits@1 by {xlabel}")
-    ax.legend(title="method", fontsize=8, title_fontsize=8)
+    ax.legend(handles, _legend_labels(list(series)), title="method", fontsize=8, title_fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
