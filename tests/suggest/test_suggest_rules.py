@@ -14,7 +14,11 @@ from pictorank.suggest.rules import MAX_AVOID, MAX_WORD_LENGTH, check_request, i
     "description, word",
     [("cat, feline (animal), felid", "cats"), ("cat, feline (animal), felid", "Cat"), ("box", "boxes"),
      ("baby, infant", "babies"), ("knife, sword", "knives"), ("man, male", "men"), ("goal", "goal"),
-     ("vegetable (above ground)", "vegetable(s)"), ("swim", "swimming")],
+     ("vegetable (above ground)", "vegetable(s)"), ("swim", "swimming"),
+     # the inflected word is not the last one; possessives; -ying and short -es forms
+     ("bird of prey, raptor, falcon", "birds of prey"), ("mother-in-law", "mothers-in-law"),
+     ("star of David", "stars of David"), ("dog, canine (animal), canid", "dog's"), ("dog", "Dog’s"),
+     ("child, kid, youngster", "children's"), ("lie, recline", "lying"), ("go, move", "goes")],
 )
 def test_a_pictogram_naming_the_word_or_an_inflection_is_banned(description: str, word: str) -> None:
     assert names_word(description, word)
@@ -23,7 +27,8 @@ def test_a_pictogram_naming_the_word_or_an_inflection_is_banned(description: str
 @pytest.mark.parametrize(
     "description, word",
     [("sun", "sunflower"), ("flower, bloom, blossom", "sunflower"), ("paper, card, page", "credit card"),
-     ("cat, feline (animal), felid", "kitten"), ("language", "Thai (language)")],
+     ("cat, feline (animal), felid", "kitten"), ("language", "Thai (language)"), ("dog", "dog's bowl"),
+     ("bird", "birds of prey"), ("mother", "Mother's Day")],
 )
 def test_parts_of_the_word_are_allowed(description: str, word: str) -> None:
     assert not names_word(description, word)

@@ -20,6 +20,7 @@ MAX_TOP = 20
 
 _PARENTHESES = re.compile(r"\([^)]*\)")
 _WORDS = re.compile(r"[^\W_]+")  # letters and digits of any script
+_POSSESSIVE = re.compile(r"(?<=[^\W_])['\u2019]s\b", re.IGNORECASE)  # dog's, dog’s -> dog
 # Plural and verb forms English does not make by adding endings.
 _IRREGULAR = {
     "men": "man", "women": "woman", "children": "child", "feet": "foot", "teeth": "tooth", "mice": "mouse",
@@ -28,8 +29,13 @@ _IRREGULAR = {
 
 
 def words_of(text: str) -> list[str]:
-    """Lower-case words of `text` outside parentheses: `Thai (language)` -> ['thai']."""
-    return _WORDS.findall(_PARENTHESES.sub(" ", text).lower())
+    """Lower-case words of `text` outside parentheses, possessives dropped: `Thai (language)` ->
+    ['thai'], `children's song` -> ['children', 'song']."""
+    return _words(_PARENTHESES.sub(" ", text))
+
+
+def _words(text: str) -> list[str]:
+    return _WORDS.findall(_POSSESSIVE.sub("", text).lower())
 
 
 def synonyms(description: str) -> list[str]:
@@ -46,12 +52,12 @@ def lemmas(word: str) -> set[str]:
     forms = {word}
     if word in _IRREGULAR:
         forms.add(_IRREGULAR[word])
-    if word.endswith("'s"):
-        forms.add(word[:-2])
     if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
         forms.add(word[:-1])
-    if word.endswith("es") and len(word) > 4:
-        forms.add(word[:-2])
+    if word.endswith("es") and len(word) >= 4:
+        forms.add(word[:-2])  # boxes -> box, goes -> go
+    if word.endswith("ying") and len(word) >= 5:
+        forms.add(word[:-4] + "ie")  # lying -> lie
     if word.endswith("ies") and len(word) > 4:
         forms.add(word[:-3] + "y")
     if word.endswith("ves") and len(word) > 4:
@@ -66,16 +72,17 @@ def lemmas(word: str) -> set[str]:
 
 
 def same_word(a: Sequence[str], b: Sequence[str]) -> bool:
-    """Whether two word sequences are one word up to the inflection of their last words."""
-    if not a or len(a) != len(b) or list(a[:-1]) != list(b[:-1]):
+    """Whether two word sequences are one word up to inflection, of any of their words: the
+    inflected word of a compound is not always the last (`birds of prey`, `mothers-in-law`)."""
+    if not a or len(a) != len(b):
         return False
-    return bool(lemmas(a[-1]) & lemmas(b[-1]))
+    return all(x == y or lemmas(x) & lemmas(y) for x, y in zip(a, b))
 
 
 def names_word(description: str, word: str) -> bool:
     """Whether a pictogram with this description names `word` (the rule: it may not clue it)."""
-    target = words_of(word) or _WORDS.findall(word.lower())
-    return any(same_word(words_of(s) or _WORDS.findall(s.lower()), target) for s in synonyms(description))
+    target = words_of(word) or _words(word)
+    return any(same_word(words_of(s) or _words(s), target) for s in synonyms(description))
 
 
 def is_valid_clue(descriptions: Sequence[str], word: str) -> bool:
