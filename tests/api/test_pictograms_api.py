@@ -67,6 +67,24 @@ def test_file_names_come_from_the_vocabulary_ids_only(tmp_path):
     assert IconStore.load(icons, tmp_path / "missing.csv").icons == {}  # never raises
 
 
+def test_only_svg_drawings_inside_the_folder_are_served(tmp_path):
+    """An icon set unpacked from an archive may hold symlinks: none may publish a file from
+    elsewhere (/etc/passwd, /proc/self/environ, which says it is empty), nor anything not SVG."""
+    hints = write_hints(tmp_path / "hints.csv")  # ids 1-4
+    outside = tmp_path / "secret.svg"
+    outside.write_text("<svg>secret</svg>")
+    icons = tmp_path / "hint_icons"
+    icons.mkdir()
+    (icons / "drawings").mkdir()
+    (icons / "drawings" / "one.svg").write_text("<svg>one</svg>")
+    (icons / "1.svg").symlink_to(icons / "drawings" / "one.svg")  # inside the folder: fine
+    (icons / "2.svg").symlink_to(outside)
+    (icons / "3.svg").symlink_to("/proc/self/environ")
+    (icons / "4.svg").write_text("root:x:0:0:root:/root:/bin/bash")
+    store = IconStore.load(icons, hints)
+    assert set(store.icons) == {1} and store.icons[1].svg == b"<svg>one</svg>"
+
+
 def test_the_default_folder_is_beside_the_hints_file(tmp_path):
     assert Settings().hint_icons == DATA / "hint_icons"
     assert Settings(hints=tmp_path / "emoji.csv").hint_icons == tmp_path / "hint_icons"

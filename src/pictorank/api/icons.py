@@ -2,7 +2,9 @@
 is created and served from memory by GET /hints/{id}/icon (the Bliss set is 450 KB).
 
 File names are built from the vocabulary's integer ids only, never from a request, so no
-request can name a file. Each icon's ETag is a digest of its bytes; its URL carries the same
+request can name a file. Nor can the folder: a file that leads out of it (a symlink to
+/etc/passwd in an unpacked icon set), is larger than MAX_ICON_BYTES when read (files of /proc say
+they are empty) or is not an SVG drawing is skipped with a warning. Each icon's ETag is a digest of its bytes; its URL carries the same
 digest (`?v=...`), so browsers may cache it for a year and still see a changed drawing at once.
 A vocabulary without a folder (or without a file for some id) simply has no icon there: the
 page then shows text cards.
@@ -64,14 +66,33 @@ class IconStore:
 
 def _read_icons(folder: Path, ids: Iterable[int]) -> dict[int, Icon]:
     icons: dict[int, Icon] = {}
+    root = folder.resolve()
     for hint_id in ids:
         path = folder / f"{int(hint_id)}.svg"
         try:
-            if not path.is_file() or path.stat().st_size > MAX_ICON_BYTES:
-                continue
-            svg = path.read_bytes()
+            svg = _read_icon(path, root)
         except OSError as exc:
             log.warning("icon %s unreadable: %s", path, exc)
             continue
-        icons[int(hint_id)] = Icon(svg, f'"{hashlib.sha256(svg).hexdigest()[:32]}"')
+        if svg is not None:
+            icons[int(hint_id)] = Icon(svg, f'"{hashlib.sha256(svg).hexdigest()[:32]}"')
     return icons
+
+
+def _read_icon(path: Path, root: Path) -> bytes | None:
+    """The drawing at `path`, or None (no such file: quietly; a file that is no drawing: warned)."""
+    if not path.is_file():
+        return None
+    real = path.resolve()
+    if not real.is_relative_to(root):
+        log.warning("icon %s skipped: it leads out of the icon folder (to %s)", path, real)
+        return None
+    with open(real, "rb") as file:
+        svg = file.read(MAX_ICON_BYTES + 1)  # the size as read: /proc files report 0 bytes
+    if len(svg) > MAX_ICON_BYTES:
+        log.warning("icon %s skipped: larger than %d bytes", path, MAX_ICON_BYTES)
+        return None
+    if b"<svg" not in svg[:4096]:
+        log.warning("icon %s skipped: not an SVG drawing", path)
+        return None
+    return svg
