@@ -104,26 +104,47 @@ def test_secret_words_spread_over_the_options_and_follow_the_key(api_service) ->
     assert len({r.id for r in fresh}) == 3 and all(first.round(r.id) == r for r in fresh)
 
 
+def _unclued(round_id: str) -> str:
+    """The id as it was before the clue was shown: `<puzzle>.<nonce>` of `<puzzle>.<nonce>~<clue>~<tag>`."""
+    return round_id.rsplit("~", 2)[0]
+
+
 def test_the_guess_explains_the_clue_the_round_id_carries(client: TestClient) -> None:
     """Another worker may choose another clue for the same word (its int8 vectors depend on what it
     encoded before): the guess explains the pictograms the round showed, which its id carries."""
     body = _round(client)
     shown = [p["id"] for p in body["pictograms"]]
-    assert body["id"].endswith("~" + "-".join(map(str, shown)))
-    other = [*reversed(shown)] if len(shown) > 1 else [*shown, 1]
-    round_id = body["id"].rpartition("~")[0] + "~" + "-".join(map(str, other))
-    clue = _guess(client, round_id, body["options"][0])["clue"]
-    assert [p["id"] for p in clue["pictograms"]] == other and clue["pictograms"][0]["role"] == "main idea"
-    assert _guess(client, body["id"].rpartition("~")[0], body["options"][0])["answer"] in body["options"]  # an id without a clue
+    assert body["id"].rsplit("~", 2)[1] == "-".join(map(str, shown))
+    game: GamePuzzles = client.app.state.game  # type: ignore[attr-defined]
+    other = tuple(reversed(shown)) if len(shown) > 1 else (*shown, 1)
+    round_ = game.clued(game.round(_unclued(body["id"])), other)  # type: ignore[arg-type]  # as a worker shows it
+    clue = _guess(client, round_.id, body["options"][0])["clue"]
+    assert [p["id"] for p in clue["pictograms"]] == list(other) and clue["pictograms"][0]["role"] == "main idea"
+    assert _guess(client, _unclued(body["id"]), body["options"][0])["answer"] in body["options"]  # an id without a clue
 
 
 @pytest.mark.parametrize("clue", ["999999", "1-2-3-4-5-6-7", "1--2", ""])
 def test_a_round_id_whose_clue_names_no_clue_is_a_404(client: TestClient, clue: str) -> None:
     body = _round(client)
-    round_id = body["id"].rpartition("~")[0] + "~" + clue
+    game: GamePuzzles = client.app.state.game  # type: ignore[attr-defined]
+    base = _unclued(body["id"])
+    round_id = f"{base}~{clue}~{game._tag(base, clue)}"  # signed, yet no clue of this vocabulary
     response = client.post(f"/clues/{round_id}/guess", json={"guess": body["options"][0]})
     assert response.status_code == 404, response.text
     assert "no round" in response.json()["detail"][0]["msg"]
+
+
+def test_a_clue_the_service_did_not_show_is_a_404(client: TestClient) -> None:
+    """The clue part is signed: no one without the key can have the service explain (and vouch
+    for) a clue it never gave, such as one that repeats a pictogram or names the word."""
+    body = _round(client)
+    base, shown, tag = body["id"].rsplit("~", 2)
+    first = shown.split("-")[0]
+    for forged in (f"{base}~{first}-{first}~{tag}", f"{base}~{shown}~{'0' * 32}", f"{base}~{shown}",
+                   f"{base}~{shown}~{tag.upper()}"):
+        response = client.post(f"/clues/{forged}/guess", json={"guess": body["options"][0]})
+        assert response.status_code == 404, (forged, response.text)
+        assert response.json()["detail"][0]["loc"] == ["path", "round_id"]
 
 
 @pytest.mark.parametrize("round_id", ["val_000000", "no_such_puzzle." + "0" * 32, "val_000000.xyz",

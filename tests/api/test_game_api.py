@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
+from helpers import puzzle_row, write_rows
 from pictorank.api.app import create_app
 from pictorank.api.routes.game import STATIC_DIR
 from pictorank.api.service import RankingService
@@ -99,6 +100,22 @@ def test_without_game_puzzles_only_the_game_is_unavailable(stub_service, data_di
         assert "answer column" in response.json()["detail"][0]["msg"]
         assert client.get("/health").status_code == 200
         assert client.get("/").status_code == 200
+
+
+def test_puzzle_ids_with_slashes_can_be_guessed_and_dot_ids_are_left_out(stub_service, tmp_path: Path, caplog):
+    """A datapointID is any text: `a/b` (sent as a%2Fb, which routing decodes) must reach its
+    puzzle; `.` and `..` cannot be a URL's path segment, so the game leaves them out, saying so."""
+    ids = ["a/b", "<b>x</b>", "../../etc", "til~12", ".", ".."]
+    rows = [puzzle_row(i, choices=("seal", "fish", "candle", "rock")) for i in ids]
+    settings = Settings(game_puzzles=write_rows(tmp_path / "game.csv", rows))
+    with TestClient(create_app(settings, service=stub_service)) as client:
+        for puzzle_id in ids[:4]:
+            quoted = puzzle_id.replace("/", "%2F")
+            response = client.post(f"/puzzles/{quoted}/guess", json={"guess": "seal"})
+            assert response.status_code == 200, (puzzle_id, response.text)
+            assert response.json()["correct"] is True
+        assert set(client.app.state.game.puzzles) == set(ids[:4])  # type: ignore[attr-defined]
+    assert "cannot be part of a URL" in caplog.text
 
 
 def test_page_and_static_files_work_offline(client):

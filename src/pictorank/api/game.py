@@ -6,7 +6,8 @@ The Clue mode's rounds (pictorank picks a secret word among a puzzle's options a
 keep the secret on the server without keeping any state: a round's id is the puzzle's id and a
 random nonce, and the secret is the option that an HMAC of the two under the service's key picks.
 Once clued, the id also carries the shown pictograms' ids, so that the guess explains exactly the
-clue that was shown, whichever worker answers it.
+clue that was shown, whichever worker answers it, and an HMAC of them under the same key, so that
+no one else can make the service explain a clue it never gave (a forged id is a 404).
 Only a holder of the key can tell which option that is, any worker with the same key checks a
 guess (`PICTORANK_GAME_KEY`, which `pictorank serve` shares with its workers), and rounds cost no
 memory however many are played.
@@ -34,9 +35,11 @@ log = logging.getLogger(__name__)
 ROUND_SEPARATOR = "."  # a round id is the puzzle's id, this, and the nonce (hex: never holds it)
 NONCE_BYTES = 16
 # Then, once the round is clued, this and the shown pictograms' ids joined by "-": the guess explains
-# exactly the clue that was shown (another worker might choose another one for the same word).
+# exactly the clue that was shown (another worker might choose another one for the same word); then
+# this again and the clue's tag, which vouches that the service showed it.
 CLUE_SEPARATOR = "~"
 _CLUE = re.compile(r"[0-9]{1,18}(-[0-9]{1,18}){0,5}")
+TAG_CHARACTERS = 32  # hex digits of the HMAC kept
 
 
 @dataclass
@@ -63,7 +66,7 @@ class GamePuzzles:
         except DataError as exc:
             log.warning("game page disabled: %s", exc)
             return cls(error=f"the game has no puzzles: {exc} (set PICTORANK_GAME_PUZZLES)")
-        game = cls({p.datapoint_id: p for p in puzzles}, vocab.descriptions)
+        game = cls({p.datapoint_id: p for p in puzzles if _addressable(p, puzzles_file)}, vocab.descriptions)
         if key is not None:
             game.key = key
         return game
@@ -77,14 +80,28 @@ class GamePuzzles:
         """A Clue-mode round over `puzzle`'s options, its secret word picked by a fresh nonce."""
         return self._round(puzzle, secrets.token_hex(NONCE_BYTES))
 
+    def clued(self, round_: "ClueRound", hint_ids: tuple[int, ...]) -> "ClueRound":
+        """The round (as `new_round` made it) once `hint_ids` were shown: its id carries them and
+        their tag."""
+        clue = "-".join(map(str, hint_ids))
+        tag = self._tag(round_.id, clue)
+        return replace(round_, id=f"{round_.id}{CLUE_SEPARATOR}{clue}{CLUE_SEPARATOR}{tag}", clue=tuple(hint_ids))
+
     def round(self, round_id: str) -> "ClueRound | None":
         """The round `round_id` names, with the clue it showed when the id carries one; None if it
-        names none (unknown puzzle, malformed nonce or clue)."""
-        base, separator, clue = round_id.rpartition(CLUE_SEPARATOR)
-        if separator and _CLUE.fullmatch(clue):
-            found = self._parse(base)
-            return found.with_clue(tuple(int(h) for h in clue.split("-"))) if found is not None else None
-        return self._parse(round_id)
+        names none (unknown puzzle, malformed nonce or clue, a clue whose tag is not the service's)."""
+        rest, separator, tag = round_id.rpartition(CLUE_SEPARATOR)
+        base, separator_2, clue = rest.rpartition(CLUE_SEPARATOR)
+        if not (separator and separator_2 and len(tag) == TAG_CHARACTERS and _is_hex(tag)):
+            return self._parse(round_id)  # not clued (a puzzle id may hold the separator itself)
+        found = self._parse(base)
+        if found is None or not _CLUE.fullmatch(clue) or not hmac.compare_digest(tag, self._tag(base, clue)):
+            return None
+        return replace(found, id=round_id, clue=tuple(int(h) for h in clue.split("-")))
+
+    def _tag(self, base: str, clue: str) -> str:
+        message = f"clue\n{base}\n{clue}".encode("utf-8")
+        return hmac.new(self.key, message, hashlib.sha256).hexdigest()[:TAG_CHARACTERS]
 
     def _parse(self, round_id: str) -> "ClueRound | None":
         puzzle_id, separator, nonce = round_id.rpartition(ROUND_SEPARATOR)
@@ -108,11 +125,17 @@ class ClueRound:
     puzzle: Puzzle
     word: str
     avoid: tuple[str, ...]
-    clue: tuple[int, ...] = ()  # the pictograms shown, once clued (empty in an id made before)
+    clue: tuple[int, ...] = ()  # the pictograms shown, once clued (GamePuzzles.clued)
 
-    def with_clue(self, hint_ids: tuple[int, ...]) -> "ClueRound":
-        """The round once `hint_ids` were shown: its id carries them."""
-        return replace(self, id=f"{self.id}{CLUE_SEPARATOR}{'-'.join(map(str, hint_ids))}", clue=tuple(hint_ids))
+
+def _addressable(puzzle: Puzzle, puzzles_file: Path) -> bool:
+    """Whether a puzzle's id can be a URL's path segment: `.` and `..` cannot (browsers resolve
+    them away, even written %2E), so such a puzzle is left out of the game, with a warning."""
+    if puzzle.datapoint_id not in (".", ".."):
+        return True
+    log.warning("game puzzle %r of %s left out: a datapointID of . or .. cannot be part of a URL",
+                puzzle.datapoint_id, puzzles_file)
+    return False
 
 
 def _is_hex(text: str) -> bool:

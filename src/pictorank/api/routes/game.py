@@ -65,7 +65,7 @@ def random_puzzle(
     return GamePuzzle(id=puzzle.datapoint_id, subtask=puzzle.subtask_id, hints=hints, options=list(puzzle.options))
 
 
-@router.post("/puzzles/{puzzle_id}/guess", response_model=GuessResult, dependencies=[Depends(require_json)],
+@router.post("/puzzles/{puzzle_id:path}/guess", response_model=GuessResult, dependencies=[Depends(require_json)],
              responses=documented(GUESS_ERRORS))
 def guess(puzzle_id: str, body: Guess, game: GameDep, service: ServiceDep) -> GuessResult:
     """Check the player's guess and show how pictorank ranks the same options."""
@@ -103,13 +103,13 @@ def random_clue(
         raise api_error(404, ["query", "subtask"], f"no puzzles of subtask {subtask}", "not_found")
     round_ = game.new_round(puzzle)
     clue = _clue_of(round_, clues)
-    round_ = round_.with_clue(tuple(clue.hint_ids))  # the guess explains exactly this clue
+    round_ = game.clued(round_, tuple(clue.hint_ids))  # the guess explains exactly this clue
     pictograms = [CluePictogram(id=p.id, description=p.description, icon=icons.url(p.id), role=p.role)  # type: ignore[arg-type]
                   for p in clue.pictograms]
     return GameClue(id=round_.id, subtask=puzzle.subtask_id, pictograms=pictograms, options=list(puzzle.options))
 
 
-@router.post("/clues/{round_id}/guess", response_model=ClueGuessResult, dependencies=[Depends(require_json)],
+@router.post("/clues/{round_id:path}/guess", response_model=ClueGuessResult, dependencies=[Depends(require_json)],
              responses=documented(CLUE_GUESS_ERRORS))
 def guess_clue(round_id: str, body: Guess, game: GameDep, clues: ClueGiverDep, icons: IconsDep) -> ClueGuessResult:
     """Check the player's guess of a Clue-mode round: the word, and why the clue was chosen."""
