@@ -30,7 +30,8 @@ $(STAMP): pyproject.toml
 # of change (10 min on 2 idle cores, 2 of them the clue-giver's; over 20 under load; fine-tuned encoders
 # are cached in PICTORANK_CACHE_DIR).
 MODEL     := models/default
-MODEL_SRC := $(wildcard src/pictorank/*.py src/pictorank/features/*.py src/pictorank/ranker/*.py src/pictorank/train/*.py)
+MODEL_SRC := $(wildcard src/pictorank/*.py src/pictorank/features/*.py src/pictorank/ranker/*.py src/pictorank/train/*.py \
+                       src/pictorank/suggest/*.py src/pictorank/suggest/wordnet/*)
 
 $(MODEL)/ranker.json: $(STAMP) $(DATA)/train.csv $(DATA)/val.csv $(HINTS) $(MODEL_SRC)
 	$(BIN)/pictorank train --train $(DATA)/train.csv --val $(DATA)/val.csv --hints $(HINTS) --out $(MODEL)

@@ -42,6 +42,17 @@ def test_suggestions_follow_the_rules(suggester: Suggester, vocab) -> None:
 
 
 
+def test_explain_judges_the_clue_given_and_refuses_one_the_rule_forbids(suggester: Suggester, vocab) -> None:
+    [best] = suggester.suggest("sunflower", ["rose", "tulip"], top=1)
+    again = suggester.explain("sunflower", ["rose", "tulip"], best.hint_ids)
+    assert again.hint_ids == best.hint_ids and again.rank == best.rank and again.likeness == pytest.approx(best.likeness)
+    main = best.hint_ids[0]
+    cat = next(i for i, d in vocab.descriptions.items() if d.split(",")[0] == "cat")
+    for word, clue in (("sunflower", [main, main]), ("cats", [cat]), ("cats", [main, cat])):
+        with pytest.raises(UsageError, match="game's rule"):
+            suggester.explain(word, ["rose"], clue)
+
+
 def test_an_infinite_win_bonus_puts_winners_first(clue_model, vocab, encoder) -> None:
     strict = Suggester(clue_model, vocab, SeedRanker(encoder), encoder, win_bonus=math.inf)
     suggestions = strict.suggest("sunflower", ["rose", "sun", "tulip"], top=8)

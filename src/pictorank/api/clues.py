@@ -71,8 +71,7 @@ class ClueGiver:
         with self.service.lock:
             neighbours = not avoid
             if neighbours:
-                vector = self.service.encoder.encode([word])[0]
-                avoid = self.suggester.hardest_neighbours(word, vector)
+                avoid = self.suggester.hardest_neighbours(word)
             suggestions = self.suggester.suggest(word, list(avoid), max_length=max_length, top=top,
                                                  use_known=use_known)
         return list(avoid), neighbours, suggestions

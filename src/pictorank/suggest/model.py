@@ -1,6 +1,8 @@
 """What the training clues teach a clue-giver: for a word, how likely each pictogram is to be its
 clue's main idea (first pictogram), a specifier (a later one), or either.
 
+A word is read as its embedding, or, when WordNet defines it, as the unit mean of the embeddings
+of the word and of its gloss (:mod:`pictorank.suggest.glossary`): "the word's vector" below.
 Every pictogram of the vocabulary is described to the model by numbers that hold for any
 vocabulary (nothing depends on a particular hint id or word):
 
@@ -63,6 +65,7 @@ from pictorank.artifacts import check_versions, library_versions, read_json, wri
 from pictorank.encoder import Encoder, base_model_version
 from pictorank.errors import ModelError, NotFittedError
 from pictorank.query import Query
+from pictorank.suggest.glossary import GLOSSARY, Glossary
 from pictorank.suggest.parts import PartIndex
 from pictorank.suggest.rules import synonyms
 from pictorank.suggest.tower import fit_tower, load_tower, main_idea_probabilities, save_tower
@@ -179,12 +182,14 @@ class ClueModel:
         them after 3 / 5 / 8 / 12 epochs at 1e-4 (one split); at 5 epochs, over three splits,
         for 0.505 at 1e-4, 0.526 at 4e-4 (better on each split), 0.525 at 8e-4 (two splits).
     seed : the folds', LightGBM's and the tower's random seed.
+    glosses : read a word with its WordNet gloss (see the module docstring); False: the word alone.
     """
 
     def __init__(self, encoder: Encoder, folds: int = 5, neighbours: int = 50, temperature: float = 0.05,
                  probe_c: float = 10.0, trees: int = 200, leaves: int = 7, tower_epochs: float = 5.0,
-                 tower_learning_rate: float = 4e-4, seed: int = 13) -> None:
+                 tower_learning_rate: float = 4e-4, seed: int = 13, glosses: bool = True) -> None:
         self.encoder = encoder
+        self.glosses = glosses
         self.folds = folds
         self.neighbours = neighbours
         self.temperature = temperature
@@ -198,7 +203,34 @@ class ClueModel:
     def get_params(self) -> dict[str, Any]:
         return {"folds": self.folds, "neighbours": self.neighbours, "temperature": self.temperature,
                 "probe_c": self.probe_c, "trees": self.trees, "leaves": self.leaves,
-                "tower_epochs": self.tower_epochs, "tower_learning_rate": self.tower_learning_rate, "seed": self.seed}
+                "tower_epochs": self.tower_epochs, "tower_learning_rate": self.tower_learning_rate, "seed": self.seed,
+                "glosses": self.glosses}
+
+    @property
+    def glossary(self) -> Glossary | None:
+        return GLOSSARY if self.glosses else None
+
+    def gloss(self, word: str) -> str | None:
+        """The word's WordNet gloss when the model reads words with theirs and WordNet has one."""
+        return self.glossary.gloss(word) if self.glossary is not None else None
+
+    @staticmethod
+    def reading(vector: np.ndarray, gloss_vector: np.ndarray | None) -> np.ndarray:
+        """A word as the model reads it: its unit embedding, averaged with its gloss's (if it has
+        one) and renormalised."""
+        if gloss_vector is None:
+            return np.asarray(vector, dtype=np.float32)
+        mean = np.asarray(vector, dtype=np.float32) + gloss_vector
+        return (mean / np.linalg.norm(mean)).astype(np.float32)
+
+    def word_vectors(self, words: Sequence[str], vectors: np.ndarray) -> np.ndarray:
+        """`reading` of many words (`vectors`: the encoder's of `words`), their glosses encoded
+        here in one batch."""
+        glosses = [self.gloss(w) for w in words]
+        found = [i for i, g in enumerate(glosses) if g is not None]
+        encoded = dict(zip(found, self.encoder.encode([glosses[i] for i in found]))) if found else {}
+        read = [self.reading(v, encoded.get(i)) for i, v in enumerate(vectors)]
+        return np.array(read, dtype=np.float32).reshape(np.shape(vectors))
 
     # -- fitting ------------------------------------------------------------------------------
     def fit(self, queries: Sequence[Query], descriptions: Sequence[str]) -> "ClueModel":
@@ -210,7 +242,8 @@ class ClueModel:
                              f"answers; the clue model needs at least {2 * self.folds} different answers")
         self._set_vocabulary(list(dict.fromkeys(descriptions)))
         self.clues_ = self._clues(queries)
-        self.clue_vectors_ = self.encoder.encode([c.answer for c in self.clues_])
+        answers = [c.answer for c in self.clues_]
+        self.clue_vectors_ = self.word_vectors(answers, self.encoder.encode(answers))
         self.mean_length_ = float(np.mean([len(c.pictograms) for c in self.clues_]))
         table, labels = self._out_of_fold_table()
         self.boosters_ = {target: self._fit_booster(table, labels[target]) for target in TARGETS}
@@ -328,7 +361,8 @@ class ClueModel:
         return pool if allowed is None else pool[allowed[pool]]
 
     def score(self, word: str, vector: np.ndarray, allowed: np.ndarray | None = None) -> PictogramScores:
-        """P(main idea), P(specifier), P(in the clue) of each allowed pictogram for `word`."""
+        """P(main idea), P(specifier), P(in the clue) of each allowed pictogram for `word`, whose
+        vector is as `word_vectors` reads it."""
         if not hasattr(self, "boosters_"):
             raise NotFittedError("ClueModel is not fitted; call fit() or load()")
         table = self._features(self.memory_, [word], vector[None, :])[0]
@@ -400,7 +434,7 @@ class ClueModel:
         if config.get("encoder") != encoder.model_id:  # e.g. fitted on PyTorch's vectors, handed an int8 ONNX export
             raise ModelError(f"{directory}: fitted with encoder {config.get('encoder')!r}, not {encoder.model_id!r}")
         try:
-            model = cls(encoder, **config["params"])
+            model = cls(encoder, **{"glosses": False, **config["params"]})  # saved before glosses: none
             model.descriptions_ = list(config["descriptions"])
             model.index_ = {d: i for i, d in enumerate(model.descriptions_)}
             model.parts_ = PartIndex(model.descriptions_)
@@ -431,8 +465,9 @@ def fitted_key(model: ClueModel, queries: Sequence[Query], descriptions: Sequenc
     `model_id` is part of it: an ONNX export's vectors (`<base>+onnx-int8`, which a learned model
     may hand the service) differ from PyTorch's, and the classifiers' numbers with them."""
     clues = sorted({(q.answer or "", q.hints) for q in queries})
+    glossary = model.glossary.digest if model.glossary is not None else None
     blob = json.dumps([model.get_params(), list(dict.fromkeys(descriptions)), clues, base_model_version(),
-                       model.encoder.model_id, library_versions()], ensure_ascii=False)
+                       model.encoder.model_id, library_versions(), glossary], ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 

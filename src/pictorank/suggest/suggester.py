@@ -149,6 +149,8 @@ class Suggester:
         self._shortest = min(lengths)
         self._answers = [c.answer for c in model.clues_]
         self._answer_vectors = model.clue_vectors_
+        if model.glossary is not None:
+            model.glossary.load()
 
     # -- the one entry point ----------------------------------------------------------------------
     def suggest(self, word: str, avoid: Sequence[str] | None = None, max_length: int = 4, top: int = 5,
@@ -157,7 +159,7 @@ class Suggester:
         instead (a game's other options); when empty, the word's nearest train answers stand in.
         `use_known=False` never gives back a train clue of the word (for evaluation)."""
         word, avoid = check_request(word, avoid, max_length, top)
-        vector = self.encoder.encode([word, *avoid])[0]  # one batch: each forward pass costs
+        vector = self._word_vector(word, avoid)
         if not avoid:
             avoid = self.hardest_neighbours(word, vector)
         allowed = self._allowed(word)
@@ -184,23 +186,38 @@ class Suggester:
         description_of = {hint_id: d for d, ids in self._ids.items() for hint_id in ids}
         if not hint_ids or any(h not in description_of for h in hint_ids):
             raise UsageError(f"not a clue in this vocabulary: {list(hint_ids)[:6]}")
-        vector = self.encoder.encode([word, *avoid])[0]
+        clue = tuple(self.model.index_[description_of[h]] for h in hint_ids)
+        allowed = self._allowed(word)
+        if len(set(clue)) < len(clue) or not allowed[list(clue)].all():  # the game rule: no clue of ours
+            raise UsageError(f"not a clue of {word!r} by the game's rule: {list(hint_ids)[:6]}")
+        vector = self._word_vector(word, avoid)
         if not avoid:
             avoid = self.hardest_neighbours(word, vector)
-        allowed = self._allowed(word)
         scores = self.model.score(word, vector, allowed)
-        clue = tuple(self.model.index_[description_of[h]] for h in hint_ids)
         [candidate] = self._read(word, [_Candidate(clue, self._likeness(clue, scores))])
         options = [word, *avoid]
         [judged] = self._judge([candidate], options)
         return self._suggestion(word, vector, candidate, judged, len(options), scores)
 
+    def _word_vector(self, word: str, avoid: Sequence[str]) -> np.ndarray:
+        """The word as the clue model reads it (with its gloss). The gloss and the avoid words are
+        encoded in the same batch (each forward pass costs; the guesser stand-in then finds the
+        avoid words cached), by this suggester's encoder: a service's clue model holds an encoder
+        that takes the service's lock, which the request already holds."""
+        gloss = self.model.gloss(word)
+        vectors = self.encoder.encode([word, *avoid, *([gloss] if gloss is not None else [])])
+        return self.model.reading(vectors[0], vectors[-1] if gloss is not None else None)
+
     def _allowed(self, word: str) -> np.ndarray:
         """The pictograms a clue of `word` may use: usable ones that do not name the word (the game rule)."""
         return self._usable & np.array([not names_word(d, word) for d in self.model.descriptions_])
 
-    def hardest_neighbours(self, word: str, vector: np.ndarray, count: int = HARDEST_NEIGHBOURS) -> list[str]:
-        """The train answers nearest `word` (not the word itself): the likeliest confusions."""
+    def hardest_neighbours(self, word: str, vector: np.ndarray | None = None,
+                           count: int = HARDEST_NEIGHBOURS) -> list[str]:
+        """The train answers nearest `word` (not the word itself): the likeliest confusions.
+        `vector`, if given, is the word as the clue model reads it, as its answers' vectors are."""
+        if vector is None:
+            vector = self._word_vector(word, [])
         order = np.argsort(-(self._answer_vectors @ vector), kind="stable")
         target = words_of(word)
         found: list[str] = []
