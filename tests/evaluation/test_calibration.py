@@ -40,6 +40,14 @@ def test_calibrator_round_trips_and_refuses_damage(tmp_path):
             Calibrator.load(tmp_path / "bad.json")
 
 
+def test_a_single_option_is_the_answer_for_certain():
+    """The answer is always among the options: with one left (a one-option request, or all others
+    excluded) the first is right, whatever a margin of 0 would say in the fit."""
+    calibrator = Calibrator((1.0, 2.0, -0.5), -3.0)
+    assert calibrator.probability([0.2]) == 1.0 and calibrator.probability_of([0.2], 0) == 1.0
+    assert calibrator.probability([0.2, 0.1]) < 0.5
+
+
 def test_first_is_right_uses_the_rankers_order():
     scores = [np.array([0.1, 0.9, 0.5]), np.array([0.3, 0.3])]  # a tie keeps the option order
     labels = [np.array([0.0, 1.0, 0.0]), np.array([0.0, 1.0])]

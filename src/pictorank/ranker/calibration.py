@@ -52,9 +52,13 @@ class Calibrator:
     accuracy: float | None = None
 
     def probability(self, scores: Sequence[float]) -> float | None:
-        """The calibrated probability for a ranking's scores, best first; None without scores."""
+        """The calibrated probability for a ranking's scores, best first; None without scores.
+        One option is the answer for certain (the answer is always among the options): 1, not
+        what the fit says of a margin of 0 among 1 option, which it never saw (0.6)."""
         if len(scores) == 0:
             return None
+        if len(scores) == 1:
+            return 1.0
         z = self.intercept + sum(c * x for c, x in zip(self.coef, ranking_features(scores)))
         if not math.isfinite(z):
             return None
@@ -65,8 +69,8 @@ class Calibrator:
         of all options in any order: its score, its margin over the best other option (negative
         when this expert prefers another) and the number of options. For the expert's own first
         choice it equals `probability` of the sorted scores."""
-        if len(scores) == 0:
-            return None
+        if len(scores) <= 1:
+            return self.probability(scores)
         others = [float(s) for i, s in enumerate(scores) if i != chosen]
         top = float(scores[chosen])
         runner_up = max(others) if others else top
