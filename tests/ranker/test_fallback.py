@@ -136,3 +136,21 @@ def test_an_unseen_vocabulary_gets_the_mixed_confidence_and_a_bliss_clue_lightgb
         0.5 * ranker.cosine_calibrator.probability_of(table["base_cos_joined"].to_numpy(), chosen)
     assert confidence == pytest.approx(expected)
     assert confidence != pytest.approx(ranker.confidence(scores))  # not LightGBM's reading of blended scores
+
+
+def test_only_a_blended_row_explains_what_the_blend_added(small_learned, train_puzzles, vocab):
+    """A clue of the training vocabulary keeps LightGBM's score exactly and gets no
+    `unseen_vocabulary` group (it got one of -0.0: float rounding of the groups' sum); an emoji
+    clue's group is what the blend added, so the groups still add up to the score."""
+    from pictorank.puzzles import to_queries
+
+    ranker = copy.copy(small_learned)
+    ranker.fallback = True
+    [bliss] = to_queries(train_puzzles[:1], vocab)
+    emoji = Query(("money-mouth face", "chart increasing"), ("big business", "dry land", "cozy room"))
+    [(_, bliss_scores, _, bliss_explained), (_, emoji_scores, _, emoji_explained)] = \
+        ranker.rank_with_confidence([bliss, emoji], explain=3)
+    assert all("unseen_vocabulary" not in e.groups for e in bliss_explained)
+    for explanation, score in zip(emoji_explained, emoji_scores):
+        assert abs(explanation.groups["unseen_vocabulary"]) > 1e-3
+        assert sum(explanation.groups.values()) == pytest.approx(score, abs=1e-6)

@@ -200,7 +200,9 @@ class LearnedRanker(Ranker):
             explanations = [learned_explanation(o, query.hints, self.feature_names, c, s)
                             for o, c, s in zip(options, contributions, sims)]
             if self.fallback:  # a blended row's score is no longer LightGBM's sum: say what the blend added
-                explanations = [_with_blend(e, float(query_scores[i])) for e, i in zip(explanations, shown)]
+                own = self.booster.predict(table[start + shown], num_threads=1)
+                explanations = [_with_blend(e, float(query_scores[i]), float(o))
+                                for e, i, o in zip(explanations, shown, own)]
             results.append(explanations)
             start += len(query.options)
         return results
@@ -291,14 +293,15 @@ class LearnedRanker(Ranker):
                    training if isinstance(training, dict) else {}, calibrator, fallback, quantization, finetuned_id)
 
 
-def _with_blend(explanation: Explanation, score: float) -> Explanation:
+def _with_blend(explanation: Explanation, score: float, own: float) -> Explanation:
     """The explanation of a row blended towards cosine (ranker.fallback), with the difference
-    between its final score and LightGBM's own as the extra group `unseen_vocabulary`, so the
-    groups still add up to the score. Clues whose descriptions train knows are not blended and get
-    no such group."""
-    blend = score - sum(explanation.groups.values())
-    if abs(blend) < 1e-9:
+    between its final score and LightGBM's `own` as the extra group `unseen_vocabulary`, so the
+    groups still add up to the score. Clues whose descriptions train knows are not blended (their
+    score is LightGBM's own, exactly) and get no such group; the groups' sum is not the test, it
+    differs from the score by float rounding (a group of -0.0 on every Bliss clue)."""
+    if score == own:
         return explanation
+    blend = score - sum(explanation.groups.values())
     return replace(explanation, groups={**explanation.groups, "unseen_vocabulary": blend})
 
 
