@@ -80,7 +80,9 @@ def test_a_good_request_is_cleaned() -> None:
     assert check_request(" sunflower ", ["rose", "rose", "sunflower", "daisy"], 4, 5) == ("sunflower", ["rose", "daisy"])
 
 
-def test_avoid_words_equal_up_to_case_are_dropped() -> None:
-    """The encoder is uncased: `Sunflower` would tie with `sunflower` under any clue."""
+def test_avoid_words_equal_up_to_case_or_accents_are_dropped() -> None:
+    """The encoder is uncased and strips accents: `Sunflower` would tie with `sunflower` under any
+    clue, `cafe` with `café` (either Unicode form)."""
     assert check_request("sunflower", ["Sunflower", "Rose", "rose", "SUNFLOWER ", "daisy"], 4, 5) == (
         "sunflower", ["Rose", "daisy"])
+    assert check_request("caf\u00e9", ["cafe", "cafe\u0301", "CAF\u00c9", "bar"], 4, 5) == ("caf\u00e9", ["bar"])

@@ -9,6 +9,7 @@ repeats a pictogram. Everything here works on plain text, so it holds for any vo
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Sequence
 
 from pictorank.errors import UsageError
@@ -109,7 +110,7 @@ def check_word(word: object, what: str = "word") -> str:
 
 def check_request(word: object, avoid: Sequence[object] | None, max_length: object, top: object) -> tuple[str, list[str]]:
     """Check one suggestion request; returns the clean word and avoid list (repeats and the word
-    itself dropped, ignoring case)."""
+    itself dropped, ignoring case and accents)."""
     clean = check_word(word)
     if avoid is None:
         avoid = []
@@ -117,15 +118,21 @@ def check_request(word: object, avoid: Sequence[object] | None, max_length: obje
         raise UsageError("avoid must be a list of words")
     if len(avoid) > MAX_AVOID:
         raise UsageError(f"{len(avoid)} avoid words given; at most {MAX_AVOID} are allowed")
-    # Repeats and the word itself go, up to case: the encoder is uncased, so `Cat` beside `cat`
-    # would tie with the word under every clue and the word could never win.
-    kept = {clean.casefold(): clean}
+    # Repeats and the word itself go, up to case and accents: the encoder reads neither, so `Cat`
+    # or `cåt` beside `cat` would tie with the word under every clue and the word could never win.
+    kept = {_folded(clean): clean}
     for other in (check_word(a, "avoid word") for a in avoid):
-        kept.setdefault(other.casefold(), other)
+        kept.setdefault(_folded(other), other)
     others = list(kept.values())[1:]
     _check_int(max_length, "max_length", 1, MAX_CLUE_LENGTH)
     _check_int(top, "top", 1, MAX_TOP)
     return clean, others
+
+
+def _folded(text: str) -> str:
+    """`text` as the uncased encoder's tokenizer reads it: lower case, accents stripped."""
+    decomposed = unicodedata.normalize("NFD", text.casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 def _check_int(value: object, name: str, low: int, high: int) -> None:
