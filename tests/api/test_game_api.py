@@ -129,6 +129,18 @@ def test_page_and_static_files_work_offline(client):
         assert not re.search(r"https?://", file.read_text()), file.name
 
 
+def test_the_page_may_not_be_framed_nor_load_anything_from_elsewhere(client):
+    page = client.get("/")
+    policy = page.headers["content-security-policy"]
+    assert "default-src 'self'" in policy and "frame-ancestors 'none'" in policy and "'unsafe-inline'" not in policy
+    assert page.headers["x-frame-options"] == "DENY"
+    for path in ("/", "/static/app.js", "/puzzles/no_such_id/guess"):  # files and JSON errors alike
+        response = client.get(path) if path != "/puzzles/no_such_id/guess" else client.post(path, json={"guess": "x"})
+        assert response.headers["x-content-type-options"] == "nosniff", path
+    inline = re.findall(r"<script(?![^>]*\bsrc=)|<style|\son[a-z]+=|style=", (STATIC_DIR / "index.html").read_text())
+    assert inline == []  # the policy allows nothing inline: the page must need nothing inline
+
+
 def test_without_a_vocabulary_index_options_are_required(client):
     """The stub service has no open-vocabulary index: a clue without options is a 422, not a 500."""
     response = client.post("/rank", json={"hint_texts": ["sun"]})

@@ -28,7 +28,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from pictorank.api.clues import BuildCancelled, ClueGiver, build_clue_giver
 from pictorank.api.errors import http_error_handler, validation_error_handler
 from pictorank.api.game import GamePuzzles
-from pictorank.api.middleware import BodyLimits, HeadAsGet, Metrics, MetricsMiddleware, StrictJSON
+from pictorank.api.middleware import BodyLimits, HeadAsGet, Metrics, MetricsMiddleware, NoSniff, StrictJSON
 from pictorank.api.icons import IconStore
 from pictorank.api.routes import game, operations, ranking, rerank, suggest, vocabulary
 from pictorank.api.service import RankingService, build_service
@@ -125,6 +125,7 @@ def create_app(settings: Settings | None = None, service: RankingService | None 
     app.add_middleware(StrictJSON)
     app.add_middleware(BodyLimits, max_bytes=settings.max_body_bytes, timeout=settings.body_timeout)
     app.add_middleware(HeadAsGet)
+    app.add_middleware(NoSniff)
     if settings.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["GET", "POST"],
                            allow_headers=["Content-Type"])

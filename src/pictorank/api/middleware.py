@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 from prometheus_client import CollectorRegistry, Counter, Histogram
-from starlette.datastructures import Headers
+from starlette.datastructures import Headers, MutableHeaders
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -218,6 +218,27 @@ class HeadAsGet:
         finally:
             if "route" in as_get:
                 scope["route"] = as_get["route"]
+
+
+class NoSniff:
+    """`X-Content-Type-Options: nosniff` on every response: a JSON error that echoes a request's
+    text, or a static file, is never read by a browser as anything but its declared type."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_header(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                headers.setdefault("x-content-type-options", "nosniff")
+            await send(message)
+
+        await self.app(scope, receive, with_header)
 
 
 class Metrics:
