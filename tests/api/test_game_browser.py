@@ -352,7 +352,7 @@ def test_ask_mode_never_shows_a_stale_ranking(server, page):
     _add_hint(page, "water")  # ...after this newer clue's
     newest = _clue_ids(page)
     _shown_for(page, newest)
-    page.wait_for_function("window.__slowReplyDone === true", timeout=10_000)
+    page.wait_for_function("() => window.__slowReplyDone === true", timeout=10_000)  # a function: the CSP forbids eval
     page.wait_for_timeout(200)  # the stale reply has been handled (and ignored)
     _shown_for(page, newest)
     body, result = _last_ranking(sent)
