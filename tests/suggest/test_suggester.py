@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,7 @@ from pictorank.errors import ModelError, UsageError
 from pictorank.puzzles import to_queries
 from pictorank.ranker import SeedRanker
 from pictorank.suggest import ClueModel, Suggester, fit_or_load, is_valid_clue
+from pictorank.suggest.glossary import GLOSSARY
 from pictorank.suggest.evaluate import agreement, evaluate_suggestions, suggest_for_puzzles
 from pictorank.suggest.suggester import READER_WEIGHT, fine_tuned_encoder
 
@@ -78,6 +80,34 @@ def test_a_reader_adds_its_cosine_to_the_likeness(clue_model, vocab, encoder) ->
     after = read.suggest("sunflower", ["rose", "tulip"], top=5, use_known=False)
     assert [s.hint_ids for s in after] == [s.hint_ids for s in before]
     assert [s.likeness for s in after] == pytest.approx([s.likeness + READER_WEIGHT for s in before])
+
+
+class _HashReader:
+    """Unit vectors by hashing, and what it was asked to read."""
+
+    model_id = "hash"
+
+    def __init__(self) -> None:
+        self.read: list[list[str]] = []
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        self.read.append(list(texts))
+        vectors = np.stack([np.random.default_rng(zlib.crc32(t.encode())).normal(size=8) for t in texts])
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def test_the_reader_reads_the_word_with_its_gloss(clue_model, vocab, encoder) -> None:
+    reader = _HashReader()
+    read = Suggester(clue_model, vocab, SeedRanker(encoder), encoder, reader=reader)
+    plain = Suggester(clue_model, vocab, SeedRanker(encoder), encoder)
+    [before] = plain.suggest("sunflower", ["rose", "tulip"], top=1, use_known=False)
+    after = read.explain("sunflower", ["rose", "tulip"], before.hint_ids)
+    gloss = GLOSSARY.gloss("sunflower")
+    [texts] = reader.read
+    assert texts[:2] == ["sunflower", gloss] and len(texts) == 3
+    vectors = reader.encode(texts)
+    target = (vectors[0] + vectors[1]) / np.linalg.norm(vectors[0] + vectors[1])
+    assert after.likeness - before.likeness == pytest.approx(READER_WEIGHT * float(vectors[2] @ target), abs=1e-6)
 
 
 def test_only_a_learned_ranker_has_a_reader(encoder) -> None:
