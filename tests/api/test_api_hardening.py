@@ -201,6 +201,19 @@ def test_nan_and_infinity_are_422_saying_so(client: TestClient, content: bytes) 
         assert re.search(r"NaN|Infinity", error["msg"]) and "JSON" in error["msg"] and error["type"] == "json_invalid"
 
 
+@pytest.mark.parametrize("content, message", [
+    (b'{"hint_texts": ["sun"], "options": ["moon"], "top_k": ' + b"9" * 5000 + b"}", "4300 digits"),
+    (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+])
+def test_json_python_cannot_read_is_422_saying_why(client: TestClient, content: bytes, message: str) -> None:
+    """Valid JSON all the same: "not valid JSON (UTF-8 expected)" sent the caller looking for the
+    wrong mistake."""
+    response = client.post("/rank", content=content, headers=JSON)
+    assert response.status_code == 422, response.text
+    [error] = _detail(response)
+    assert message in error["msg"] and error["type"] == "json_invalid" and error["loc"] == ["body"]
+
+
 LONE_SURROGATES = [
     (b'{"hint_texts": ["\\ud800"], "options": ["moon"]}', ["body", "hint_texts", 0]),
     (b'{"hint_texts": ["sun"], "options": ["moon", "x\\udfffy"]}', ["body", "options", 1]),

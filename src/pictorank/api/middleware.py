@@ -148,8 +148,12 @@ def json_problem(body: bytes) -> tuple[Loc, str, str] | None:
         value = json.loads(body, parse_constant=_refuse_constant)
     except _NonFinite as exc:
         return ["body"], f"{exc} is not valid JSON: numbers must be finite", "json_invalid"
-    except (ValueError, RecursionError):
+    except RecursionError:
+        return ["body"], "JSON nested too deeply", "json_invalid"
+    except json.JSONDecodeError:
         return None
+    except ValueError as exc:  # valid JSON Python will not read: an integer of over 4,300 digits
+        return ["body"], f"JSON Python cannot read: {exc}"[:200], "json_invalid"
     loc = _lone_surrogate(value)
     if loc is not None:
         msg = "text holds a lone surrogate (an unpaired \\ud800-\\udfff escape), which is not Unicode text"
