@@ -41,6 +41,14 @@ def _fast_tests_never_load_the_model(request: pytest.FixtureRequest, monkeypatch
     monkeypatch.setattr(pictorank.encoder, "use_offline_environment", refuse)
 
 
+@pytest.fixture(autouse=True)
+def _no_default_model(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default model folder (what `serve` prefers and the clue-giver's command line reads
+    with) is made absent, as on a fresh clone: a developer's trained models/default must not
+    change what the tests see. A test that wants one points PICTORANK_DEFAULT_MODEL_DIR at it."""
+    monkeypatch.setenv("PICTORANK_DEFAULT_MODEL_DIR", str(tmp_path_factory.getbasetemp() / "no-default-model"))
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     return DATA

@@ -16,6 +16,7 @@ from typing import Callable, Sequence
 
 from pictorank.api.clues import fit_for_serving
 from pictorank.api.serve import add_serve_parser
+from pictorank.api.settings import default_model_dir
 from pictorank.artifacts import check_replaceable
 from pictorank.config import cache_dir_problem, default_cache_dir, use_offline_environment
 from pictorank.encoder import Encoder
@@ -271,7 +272,9 @@ def _add_suggest_args(parser: argparse.ArgumentParser) -> None:
     guesser.add_argument("--model", help="a model directory made by `pictorank train`: its ranker is the guesser")
     parser.add_argument("--reader", metavar="MODEL_DIR",
                         help="a model directory made by `pictorank train`: its fine-tuned encoder judges how well each "
-                             "candidate clue reads as the word (more human-like clues; see README, Clue-giver)")
+                             "candidate clue reads as the word (more human-like clues; see README, Clue-giver). "
+                             "Default: --model's, else the default model's (as `pictorank serve` reads), "
+                             "if there is one; 'none': no reader")
     parser.add_argument("--max-length", type=int, default=4, help=f"most pictograms per clue, 1-{MAX_CLUE_LENGTH} (default 4)")
     parser.add_argument("--win-bonus", type=float, default=WIN_BONUS,
                         help=f"likeness (0-2) a clue gains by making the guesser pick the word (default {WIN_BONUS}; "
@@ -288,14 +291,17 @@ def _train_path(args: argparse.Namespace) -> Path:
     return beside
 
 
-def build_suggester(args: argparse.Namespace, vocab: HintVocabulary) -> tuple[Suggester, Encoder, Ranker]:
-    """The clue model (fitted on --train, or read from the cache), and the guesser it must convince."""
+def build_suggester(args: argparse.Namespace, vocab: HintVocabulary) -> tuple[Suggester, Encoder, Ranker | None]:
+    """The clue model (fitted on --train, or read from the cache) with the guesser it must
+    convince and its reader; and the learned model at hand (--model's, else the reader's), which
+    evaluate-suggest also judges with."""
     encoder = build_encoder(args)
     guesser = load_ranker(args.model, encoder=encoder) if args.model else make_ranker(args.guesser, encoder=encoder)
-    reader = _reader(args, encoder, guesser)  # before the fit: a bad folder fails at once
     train = load_puzzles(_train_path(args), vocab)
     if any(p.answer is None for p in train):
         raise DataError(_train_path(args), None, "answer", "the training puzzles need an answer column")
+    reading = _reading_model(args, encoder, guesser)  # before the fit: a bad folder fails at once
+    reader = fine_tuned_encoder(reading) if reading is not None else None
     started = time.perf_counter()
     try:
         model = fit_or_load(to_queries(train, vocab), list(vocab.descriptions.values()), encoder, _cache_dir(args))
@@ -303,18 +309,45 @@ def build_suggester(args: argparse.Namespace, vocab: HintVocabulary) -> tuple[Su
         raise DataError(_train_path(args), None, None, str(exc)) from None
     if not args.quiet:
         print(f"clue model ready in {time.perf_counter() - started:.1f} s", file=sys.stderr)
-    return Suggester(model, vocab, guesser, encoder, win_bonus=args.win_bonus, reader=reader), encoder, guesser
+    learned = guesser if args.model else reading
+    return Suggester(model, vocab, guesser, encoder, win_bonus=args.win_bonus, reader=reader), encoder, learned
 
 
-def _reader(args: argparse.Namespace, encoder: Encoder, guesser: Ranker) -> Encoder | None:
-    """The fine-tuned encoder of --reader's model (the guesser's own when it is the same folder)."""
-    if not args.reader:
+def _reading_model(args: argparse.Namespace, encoder: Encoder, guesser: Ranker) -> Ranker | None:
+    """The learned model whose fine-tuned encoder reads the candidate clues: --reader's; without
+    --reader, --model's, else the default model's (what `pictorank serve` serves, when it loads);
+    none with `--reader none`. The service reads with the learned model it serves, so the command
+    line suggests the same clues by default. A --reader that was asked for and fails is an error;
+    the default model, when missing or unloadable, only leaves the reader out (said on stderr)."""
+    if args.reader == "none":
         return None
+    if args.reader is None:
+        return guesser if args.model else _default_model(encoder, quiet=args.quiet)
     same = args.model and Path(args.model).resolve() == Path(args.reader).resolve()
-    reader = fine_tuned_encoder(guesser if same else load_ranker(args.reader, encoder=encoder))
-    if reader is None:
+    model = guesser if same else load_ranker(args.reader, encoder=encoder)
+    if fine_tuned_encoder(model) is None:
         raise UsageError(f"--reader {args.reader}: that model has no fine-tuned encoder")
-    return reader
+    return model
+
+
+def _default_model(encoder: Encoder, quiet: bool) -> Ranker | None:
+    """The default model ($PICTORANK_DEFAULT_MODEL_DIR, else the repository's models/default) when
+    it loads and has a fine-tuned encoder to read with, else None."""
+    directory = default_model_dir()
+    say = (lambda line: None) if quiet else (lambda line: print(f"pictorank: {line}", file=sys.stderr))
+    if not (directory / "ranker.json").is_file():
+        say(f"no reader: no model at {directory} (train one, or name one with --reader)")
+        return None
+    try:
+        model = load_ranker(str(directory), encoder=encoder)
+    except ModelError as exc:
+        say(f"no reader: the default model did not load ({exc})")
+        return None
+    if fine_tuned_encoder(model) is None:
+        say(f"no reader: {directory} has no fine-tuned encoder")
+        return None
+    say(f"reader: the fine-tuned encoder of {directory}")
+    return model
 
 
 def cmd_suggest(args: argparse.Namespace) -> int:
@@ -344,14 +377,14 @@ def cmd_evaluate_suggest(args: argparse.Namespace) -> int:
     check_request("word", [], args.max_length, 1)
     vocab, puzzles = _load_input(args, require_answers=True)
     _check_suggestable(args.input, puzzles, args.max_length)
-    suggester, encoder, guesser = build_suggester(args, vocab)
+    suggester, encoder, learned = build_suggester(args, vocab)
     done = (lambda n: None) if args.quiet else (lambda n: print(f"\rsuggested {n}/{len(puzzles)}", end="", file=sys.stderr))
     suggestions, seconds = suggest_for_puzzles(suggester, puzzles, args.max_length, progress=done)
     if not args.quiet:
         print(file=sys.stderr)
     judges: dict[str, Ranker] = {m: make_ranker(m, encoder=encoder) for m in METHODS}
-    if args.model:
-        judges["learned"] = guesser
+    if learned is not None:
+        judges["learned"] = learned
     result = evaluate_suggestions(puzzles, suggestions, vocab, judges)
     for ranker in {id(j): j for j in judges.values()}.values():
         for used in ranker.encoders():

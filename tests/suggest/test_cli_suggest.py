@@ -100,3 +100,79 @@ def test_too_few_training_answers_name_the_training_file(
                  "--no-cache", "--quiet"])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "tiny_train.csv" in err[0] and "different answers" in err[0]
+
+
+# -- the reader: --reader, else --model's, else the default model's (as `pictorank serve` reads) --
+
+
+def _reader_args(**given: object) -> "argparse.Namespace":
+    import argparse
+
+    return argparse.Namespace(**{"reader": None, "model": None, "quiet": False, **given})
+
+
+def test_without_a_default_model_there_is_no_reader_and_it_says_so(
+    tmp_path: Path, no_model: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pictorank import cli
+
+    monkeypatch.setenv("PICTORANK_DEFAULT_MODEL_DIR", str(tmp_path / "absent"))
+    assert cli._reading_model(_reader_args(), encoder=None, guesser=None) is None
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"pictorank: no reader: no model at {tmp_path / 'absent'} (train one, or name one with --reader)"]
+
+
+def test_a_default_model_that_does_not_load_leaves_the_reader_out(
+    tmp_path: Path, no_model: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pictorank import cli
+
+    broken = tmp_path / "default"
+    broken.mkdir()
+    (broken / "ranker.json").write_text("{not json", encoding="utf-8")
+    monkeypatch.setenv("PICTORANK_DEFAULT_MODEL_DIR", str(broken))
+    assert cli._reading_model(_reader_args(), encoder=None, guesser=None) is None
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("pictorank: no reader: the default model did not load (")
+
+
+def test_reader_none_never_looks_for_the_default_model(no_model: None, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    from pictorank import cli
+
+    def refuse() -> Path:
+        raise AssertionError("the default model was looked for")
+
+    monkeypatch.setattr(cli, "default_model_dir", refuse)
+    assert cli._reading_model(_reader_args(reader="none"), encoder=None, guesser=None) is None
+    assert capsys.readouterr().err == ""
+
+
+def test_the_guessers_model_reads_when_no_reader_is_named(no_model: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--model DIR` alone: the model's fine-tuned encoder reads, as a service of DIR reads with it."""
+    from pictorank import cli
+
+    guesser = object()
+    monkeypatch.setattr(cli, "default_model_dir", lambda: (_ for _ in ()).throw(AssertionError("default looked up")))
+    assert cli._reading_model(_reader_args(model="models/x"), encoder=None, guesser=guesser) is guesser
+
+
+def test_a_default_model_without_a_fine_tuned_encoder_reads_nothing(
+    tmp_path: Path, no_model: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pictorank import cli
+
+    (tmp_path / "ranker.json").write_text("{}", encoding="utf-8")
+    monkeypatch.setenv("PICTORANK_DEFAULT_MODEL_DIR", str(tmp_path))
+    monkeypatch.setattr(cli, "load_ranker", lambda directory, encoder: "an unlearned ranker")
+    assert cli._reading_model(_reader_args(), encoder=None, guesser=None) is None
+    assert capsys.readouterr().err.strip() == f"pictorank: no reader: {tmp_path} has no fine-tuned encoder"
+
+
+def test_the_default_model_dir_follows_its_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pictorank.api.settings import Settings, bundled_model_dir, default_model_dir
+
+    monkeypatch.setenv("PICTORANK_DEFAULT_MODEL_DIR", str(tmp_path))
+    assert default_model_dir() == tmp_path == Settings().default_model_dir
+    monkeypatch.delenv("PICTORANK_DEFAULT_MODEL_DIR")
+    assert default_model_dir() == bundled_model_dir() == Settings().default_model_dir

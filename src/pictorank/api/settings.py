@@ -20,6 +20,7 @@ Examples::
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -38,6 +39,14 @@ def bundled_data_dir() -> Path:
 def bundled_model_dir() -> Path:
     """`models/default` of the repository: what `make demo` trains and `pictorank serve` prefers."""
     return Path(__file__).resolve().parents[3] / "models" / "default"
+
+
+def default_model_dir() -> Path:
+    """`Settings.default_model_dir` alone, for the command line: its variable
+    (PICTORANK_DEFAULT_MODEL_DIR) or the bundled folder, without validating every other setting,
+    which a command that only wants this folder should not fail on."""
+    value = os.environ.get("PICTORANK_DEFAULT_MODEL_DIR", "").strip()
+    return Path(value) if value else bundled_model_dir()
 
 
 class Settings(BaseSettings):
