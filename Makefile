@@ -1,6 +1,6 @@
 # Two entry points that do all set-up on a fresh machine:
-#   make demo   - venv + install, train models/default if needed, rank val with every method,
-#                 write submission.csv for test with the learned model
+#   make demo   - venv + install, train models/default if needed, rank val with every method
+#                 (reports/val), write submission.csv for test with the learned model
 #   make test   - venv + install, check the import layers, run the test suite
 #   make test-fast - the same without the tests that load the real model (seconds)
 PYTHON ?= python3
@@ -36,13 +36,12 @@ MODEL_SRC := $(wildcard src/pictorank/*.py src/pictorank/features/*.py src/picto
 $(MODEL)/ranker.json: $(STAMP) $(DATA)/train.csv $(DATA)/val.csv $(HINTS) $(MODEL_SRC)
 	$(BIN)/pictorank train --train $(DATA)/train.csv --val $(DATA)/val.csv --hints $(HINTS) --out $(MODEL)
 
+# `report` prints the table `pictorank evaluate` would for each method (one process, instead of one
+# per method, each importing torch and loading the encoders again), then the paired tests.
 demo: install $(MODEL)/ranker.json
-	$(BIN)/pictorank evaluate --input $(DATA)/val.csv --hints $(HINTS) --method seed
-	$(BIN)/pictorank evaluate --input $(DATA)/val.csv --hints $(HINTS) --method cosine
-	$(BIN)/pictorank evaluate --input $(DATA)/val.csv --hints $(HINTS) --model $(MODEL)
+	$(MAKE) --no-print-directory report
 	$(BIN)/pictorank predict --input $(DATA)/test.csv --hints $(HINTS) --model $(MODEL) --output submission.csv
 	$(BIN)/pictorank validate --submission submission.csv --input $(DATA)/test.csv
-	$(MAKE) --no-print-directory report
 
 # Every method side by side on val, as $(REPORT)/report.html; the learned model joins when trained.
 report: install

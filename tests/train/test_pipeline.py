@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from pictorank.cli import main
-from pictorank.train.finetune import FinetuneParams, finetune, weights_digest
+from pictorank.train.finetune import FinetuneParams, _embed, finetune, weights_digest
 from pictorank.puzzles import to_queries
 from pictorank.train import TrainConfig, fit_ranker_from_tables
 from pictorank.train.oof import answer_folds, labels_and_sizes
@@ -49,6 +49,21 @@ def test_finetuning_is_reproducible_and_changes_the_weights(base_model, vocab, t
     first = finetune(copy.deepcopy(base_model), queries, params)
     second = finetune(copy.deepcopy(base_model), queries, params)
     assert weights_digest(first) == weights_digest(second) != weights_digest(base_model)
+
+
+def test_length_sorted_chunks_embed_as_one_pass(base_model, vocab, train_puzzles):
+    """Fine-tuning embeds a batch in length-sorted chunks to skip padding: each text must get
+    the vector one padded pass gives it, in the batch's order."""
+    import torch
+
+    texts = [" ; ".join(q.hints) for q in to_queries(train_puzzles[:12], vocab)] + ["sun", "a much longer text than the rest"]
+    base_model.eval()
+    with torch.no_grad():
+        chunked = _embed(base_model, texts, chunk_size=3).numpy()
+        whole = _embed(base_model, texts, chunk_size=len(texts)).numpy()
+    assert chunked.shape == (len(texts), whole.shape[1])
+    assert np.allclose(chunked, whole, atol=1e-5)
+    assert np.allclose(chunked, base_model.encode(texts, normalize_embeddings=True), atol=1e-5)
 
 
 def test_lightgbm_training_is_deterministic(small_tables, small_config):

