@@ -51,31 +51,6 @@ def test_finetuning_is_reproducible_and_changes_the_weights(base_model, vocab, t
     assert weights_digest(first) == weights_digest(second) != weights_digest(base_model)
 
 
-GENERAL_WORDS = ["river", "doctor", "music", "angry", "winter", "bread", "train", "letter", "garden", "money", "sleep", "church"]
-
-
-def _general_drift(model, base_cosines) -> float:
-    vectors = model.encode(GENERAL_WORDS, normalize_embeddings=True)
-    return float(np.abs(vectors @ vectors.T - base_cosines).mean())
-
-
-def test_anchoring_keeps_general_words_where_the_base_model_had_them(base_model, vocab, train_puzzles):
-    """The anchoring term samples its own words from the tokenizer; on other everyday words the
-    anchored encoder must still drift less from the base model's pairwise cosines than the
-    unanchored one, trained on the same batches."""
-    queries = to_queries(train_puzzles[:48], vocab)
-    base = base_model.encode(GENERAL_WORDS, normalize_embeddings=True)
-    base_cosines = base @ base.T
-    free = finetune(copy.deepcopy(base_model), queries, FinetuneParams(epochs=1, batch_size=8, anchor=0.0))
-    held = finetune(copy.deepcopy(base_model), queries, FinetuneParams(epochs=1, batch_size=8))  # the default anchor
-    assert _general_drift(held, base_cosines) < 0.75 * _general_drift(free, base_cosines)
-
-
-def test_the_training_config_passes_the_anchor_to_finetuning():
-    assert TrainConfig(anchor=2.5).finetune_params(epochs=1.0).anchor == 2.5
-    assert TrainConfig().finetune_params(epochs=1.0).anchor == FinetuneParams().anchor > 0
-
-
 def test_length_sorted_chunks_embed_as_one_pass(base_model, vocab, train_puzzles):
     """Fine-tuning embeds a batch in length-sorted chunks to skip padding: each text must get
     the vector one padded pass gives it, in the batch's order."""

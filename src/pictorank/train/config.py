@@ -59,7 +59,6 @@ class TrainConfig:
     batch_size: int = 32
     learning_rate: float = 1e-4  # see FinetuneParams
     hard_negatives: int = 1
-    anchor: float = 10.0  # see FinetuneParams
     seed: int = 13
     cv_folds: int = 3
     grid: tuple[dict[str, Any], ...] = DEFAULT_GRID
@@ -79,7 +78,6 @@ class TrainConfig:
             batch_size=self.batch_size,
             learning_rate=self.learning_rate,
             hard_negatives=self.hard_negatives,
-            anchor=self.anchor,
             seed=self.seed,
         )
 

@@ -36,8 +36,6 @@ class FinetuneParams:
     learning_rate: float = 1e-4
     scale: float = 20.0  # inverse temperature of the cosine logits, as in MultipleNegativesRankingLoss
     hard_negatives: int = 1  # wrong options of the row added as extra negatives (0 = in-batch only)
-    anchor: float = 10.0  # 0 = no anchoring term (see the docstring)
-    anchor_words: int = 64  # general words per step, as many pairs as a batch's 32 x 64 logits
     warmup_fraction: float = 0.1
     seed: int = 13
     chunk_size: int = 16  # texts per forward pass, length-sorted (see `_embed`): the same loss, less padding
@@ -113,7 +111,6 @@ def finetune(
         optimizer, lambda s: min((s + 1) / warmup, max(0.0, (steps - s) / max(1, steps - warmup)))
     )
 
-    anchors = _anchor_batches(model, steps, params) if params.anchor > 0 else None
     model.train()
     started = time.perf_counter()
     for step, batch in enumerate(schedule):
@@ -124,10 +121,6 @@ def finetune(
         targets = _embed(model, answers + negatives, params.chunk_size)
         logits = params.scale * clues @ targets.T
         loss = F.cross_entropy(logits, torch.arange(len(batch), device=model.device))
-        if anchors is not None:
-            words, start = anchors[step]
-            vectors = _embed(model, words, params.chunk_size)
-            loss = loss + params.anchor * ((vectors @ vectors.T - start) ** 2).mean()
         loss.backward()
         optimizer.step()
         scheduler.step()
@@ -136,30 +129,6 @@ def finetune(
             log(f"  fine-tune step {step + 1}/{steps} loss {loss.item():.3f} ({time.perf_counter() - started:.0f} s)")
     model.eval()
     return model
-
-
-def _anchor_batches(
-    model: "SentenceTransformer", steps: int, params: FinetuneParams
-) -> list[tuple[list[str], "torch.Tensor"]]:
-    """For each step, `anchor_words` general words and their pairwise cosines under the starting
-    model, computed before any step changes it.
-
-    The words are the tokenizer's whole-word entries (alphabetic ASCII, 3 letters or more: no
-    '##' pieces, no numbers or markup), so the term needs no data beyond the model itself and
-    does not depend on any vocabulary of pictograms or answers.
-    """
-    import torch  # lazy: see seed_everything
-
-    vocab = sorted(w for w in model.tokenizer.get_vocab() if w.isalpha() and w.isascii() and len(w) >= 3)
-    rng = random.Random(params.seed + 1)
-    batches = [rng.sample(vocab, params.anchor_words) for _ in range(steps)]
-    model.eval()
-    out = []
-    with torch.no_grad():
-        for words in batches:
-            v = _embed(model, words, params.chunk_size)
-            out.append((words, v @ v.T))
-    return out
 
 
 def _embed(model: "SentenceTransformer", texts: list[str], chunk_size: int) -> "torch.Tensor":
