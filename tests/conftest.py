@@ -96,14 +96,14 @@ def encoder(base_model):
 
 @pytest.fixture(scope="session")
 def small_config():
-    """A training recipe that runs in seconds: no fine-tuning, 2 folds, one LightGBM setting, no
-    ONNX export on save (tests/test_onnx_encoder.py saves with one; the others compare PyTorch
-    scores exactly)."""
+    """A training recipe that runs in seconds: no fine-tuning, 2 folds, one LightGBM setting (a bag
+    of 3 boosters), no ONNX export on save (tests/test_onnx_encoder.py saves with one; the others
+    compare PyTorch scores exactly)."""
     from pictorank.train import TrainConfig
 
     grid = ({"num_leaves": 7, "min_child_samples": 20, "learning_rate": 0.1},)
     return TrainConfig(finetune=False, folds=2, cv_folds=2, grid=grid, n_estimators=150, early_stopping_rounds=20,
-                       quantization=None)
+                       quantization=None, bag=3)
 
 
 @pytest.fixture(scope="session")

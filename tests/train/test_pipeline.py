@@ -138,3 +138,26 @@ def test_cli_train_refuses_a_file_without_answers(tmp_path, data_dir, capsys):
     err = capsys.readouterr().err
     assert "val.csv" in err and "answer" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "m").exists()
+
+
+def test_the_bag_is_one_booster_per_seed_each_on_a_share_of_the_columns(small_tables, small_config):
+    """`bag` boosters with seeds seed, seed + 1, ...; each tree reads sqrt(columns) of them."""
+    from pictorank.train.lambdamart import column_share
+
+    ranker = fit_ranker_from_tables(small_tables, small_config, lambda message: None)
+    columns = len(ranker.feature_names)
+    assert len(ranker.booster) == small_config.bag == len(ranker.training["trees"])
+    params = [b.params for b in ranker.booster.boosters]
+    assert [p["random_state"] for p in params] == [small_config.seed + i for i in range(small_config.bag)]
+    assert all(p["colsample_bytree"] == pytest.approx(columns ** 0.5 / columns) for p in params)
+    assert column_share(TrainConfig(colsample_bytree=0.5), columns) == 0.5
+
+
+@pytest.mark.parametrize("change", [{"colsample_bytree": 0.0}, {"colsample_bytree": "log2"}, {"bag": 0}])
+def test_impossible_bag_settings_are_refused(small_tables, small_config, change):
+    from dataclasses import replace
+
+    from pictorank.errors import UsageError
+
+    with pytest.raises(UsageError, match="colsample_bytree|bag must"):
+        fit_ranker_from_tables(small_tables, replace(small_config, **change), lambda message: None)

@@ -45,6 +45,11 @@ class TrainConfig:
         dealt into this many groups, each held out once (one more fine-tuned encoder each);
         0 leaves these rows out.
     hidden_descriptions : share of the train descriptions the unfamiliar rows' tables forget.
+    bag : how many LightGBM boosters (seeds `seed`, `seed` + 1, ...) are fitted and averaged
+        (pictorank.ranker.bag); each stops early on val by itself.
+    colsample_bytree : the share of the feature columns each tree may split on; "sqrt" is the
+        square root of their number (9 of 83), as random forests choose: with the bag, no group of
+        columns carries the model alone (pictorank.ranker.bag says why that matters far from home).
     fallback : the trained ranker blends its scores towards plain cosine by the share of a
         clue's descriptions train never saw (pictorank.ranker.fallback).
     quantization : how the saved model's encoders are exported to ONNX for inference ('int8',
@@ -69,6 +74,8 @@ class TrainConfig:
     unfamiliar_groups: int = 2
     answer_kinds: int = 8
     hidden_descriptions: float = 0.5
+    bag: int = 10
+    colsample_bytree: float | str = "sqrt"
     fallback: bool = True
     quantization: str | None = DEFAULT_QUANTIZATION
 

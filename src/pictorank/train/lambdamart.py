@@ -1,21 +1,34 @@
 """LambdaMART (LightGBM) on the out-of-fold table: parameters by grouped CV, trees by early stopping.
 
 A small grid is compared by grouped k-fold CV on train; the simplest setting within one standard
-error of the best wins, and the number of trees is chosen by early stopping on val. Seeds and
+error of the best wins. The final model is a bag of boosters with that setting, one per seed
+(pictorank.ranker.bag), each with its number of trees chosen by early stopping on val. Seeds and
 thread counts are fixed, so two runs give the same model.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 
+from pictorank.errors import UsageError
+from pictorank.ranker.bag import BoosterBag
 from pictorank.train.config import Log, TrainConfig
 
 
-def _ranker(params: dict[str, Any], config: TrainConfig, n_estimators: int):
+def column_share(config: TrainConfig, columns: int) -> float:
+    """The share of the `columns` feature columns each tree may split on (`TrainConfig.colsample_bytree`)."""
+    if config.colsample_bytree == "sqrt":
+        return min(1.0, math.sqrt(columns) / columns) if columns else 1.0
+    if isinstance(config.colsample_bytree, str) or not 0.0 < config.colsample_bytree <= 1.0:
+        raise UsageError(f"colsample_bytree must be 'sqrt' or a share in (0, 1], found {config.colsample_bytree!r}")
+    return float(config.colsample_bytree)
+
+
+def _ranker(params: dict[str, Any], config: TrainConfig, n_estimators: int, columns: int, seed: int | None = None):
     # lazy: lightgbm pulls in scikit-learn and scipy (~0.9 s), which the CLI's other commands never need
     import lightgbm as lgb
 
@@ -23,13 +36,13 @@ def _ranker(params: dict[str, Any], config: TrainConfig, n_estimators: int):
         objective="lambdarank",
         metric="map",  # the only metric, so early stopping watches MRR (see _fit)
         n_estimators=n_estimators,
-        random_state=config.seed,
+        random_state=config.seed if seed is None else seed,
         deterministic=True,
         force_row_wise=True,
         num_threads=config.num_threads,
         verbose=-1,
         subsample=1.0,
-        colsample_bytree=0.8,
+        colsample_bytree=column_share(config, columns),
         **params,
     )
 
@@ -57,7 +70,7 @@ def cv_select(
         for k in range(config.cv_folds):
             fit_rows, eval_rows = row_fold != k, row_fold == k
             model = _fit(
-                _ranker(params, config, config.n_estimators),
+                _ranker(params, config, config.n_estimators, X.shape[1]),
                 X[fit_rows], y[fit_rows], sizes[folds % config.cv_folds != k],
                 X[eval_rows], y[eval_rows], sizes[folds % config.cv_folds == k], config,
             )
@@ -76,21 +89,31 @@ def cv_select(
     return chosen["params"], results
 
 
-def fit_booster(
+def bag_seeds(config: TrainConfig) -> list[int]:
+    """The seeds of the bag's boosters: `seed`, `seed` + 1, ... (`TrainConfig.bag` of them)."""
+    if config.bag < 1:
+        raise UsageError(f"bag must be at least 1 booster, found {config.bag}")
+    return [config.seed + i for i in range(config.bag)]
+
+
+def fit_bag(
     X: pd.DataFrame, y: np.ndarray, sizes: np.ndarray,
     X_val: pd.DataFrame, y_val: np.ndarray, sizes_val: np.ndarray,
     params: dict[str, Any], config: TrainConfig,
-):
-    """The final LambdaMART on all OOF train rows, its number of trees set by early stopping on val."""
-    return _fit(_ranker(params, config, config.n_estimators), X, y, sizes, X_val, y_val, sizes_val, config)
+) -> tuple[BoosterBag, list[int]]:
+    """The final LambdaMART bag on all OOF train rows (one booster per seed of `bag_seeds`), and
+    each booster's number of trees, set by early stopping on val."""
+    fitted = [_fit(_ranker(params, config, config.n_estimators, X.shape[1], seed), X, y, sizes,
+                   X_val, y_val, sizes_val, config) for seed in bag_seeds(config)]
+    return BoosterBag([m.booster_ for m in fitted]), [int(m.best_iteration_) for m in fitted]
 
 
 def held_out_scores(
     X: pd.DataFrame, y: np.ndarray, sizes: np.ndarray, folds: np.ndarray,
-    params: dict[str, Any], trees: int, config: TrainConfig,
+    params: dict[str, Any], trees: Sequence[int], config: TrainConfig,
 ) -> list[np.ndarray]:
-    """Each training query's scores from a LambdaMART that never saw its fold (the CV folds of
-    `cv_select`, grouped by answer), with the final model's parameters and number of trees.
+    """Each training query's scores from a LambdaMART bag that never saw its fold (the CV folds of
+    `cv_select`, grouped by answer), with the final bag's parameters, seeds and numbers of trees.
 
     These are honest held-out scores for calibrating confidence: scores of the final booster
     on its own training rows would be overconfident. No early stopping here, since stopping on
@@ -101,8 +124,9 @@ def held_out_scores(
     predictions = np.zeros(len(y))
     for k in range(config.cv_folds):
         fit_rows, held_rows = row_fold != k, row_fold == k
-        model = _ranker(params, config, max(1, trees))
-        model.fit(X[fit_rows], y[fit_rows], group=sizes[query_fold != k])
-        predictions[held_rows] = model.predict(X[held_rows], num_threads=config.num_threads)
+        for seed, count in zip(bag_seeds(config), trees, strict=True):
+            model = _ranker(params, config, max(1, count), X.shape[1], seed)
+            model.fit(X[fit_rows], y[fit_rows], group=sizes[query_fold != k])
+            predictions[held_rows] += model.predict(X[held_rows], num_threads=config.num_threads) / len(trees)
     bounds = np.cumsum([0, *sizes])
     return [predictions[bounds[i] : bounds[i + 1]] for i in range(len(sizes))]
