@@ -17,6 +17,7 @@ from pictorank.features import FeatureExtractor
 from pictorank.puzzles import to_queries
 from pictorank.query import Query
 from pictorank.ranker import CosineRanker, LearnedRanker, load_ranker
+from pictorank.ranker.bag import BoosterBag
 
 
 @pytest.fixture(scope="module")
@@ -55,14 +56,34 @@ def test_save_and_load_give_the_same_scores(small_learned, saved, encoder, vocab
     for a, b in zip(small_learned.score(queries), loaded.score(queries)):
         np.testing.assert_allclose(a, b, rtol=1e-6)
     config = json.loads((saved / "ranker.json").read_text())
-    assert {"model.txt", "pooling.json", "associations.json", "reference.npz", "metadata.json"} <= set(config["files"])
+    boosters = [f"model-{i}.txt" for i in range(len(small_learned.booster))]
+    assert len(boosters) > 1 and config["params"]["boosters"] == len(boosters)
+    assert {*boosters, "pooling.json", "associations.json", "reference.npz", "metadata.json"} <= set(config["files"])
 
 
 def test_garbled_lightgbm_file_is_refused(saved, tmp_path, encoder):
     target = _copy(saved, tmp_path)
-    (target / "model.txt").write_text("tree\nnot a model\n")
-    with pytest.raises(ModelError, match="model.txt"):
+    (target / "model-1.txt").write_text("tree\nnot a model\n")
+    with pytest.raises(ModelError, match="model-1.txt"):
         load_ranker(target, encoder=encoder)
+
+
+def test_directory_from_before_the_bag_loads_its_one_booster(small_learned, tmp_path, encoder, vocab, val_puzzles):
+    """Model directories trained before the bag hold one booster in model.txt and no
+    params.boosters: they still load, and score with that booster."""
+    single = copy.copy(small_learned)
+    single.booster = BoosterBag(small_learned.booster.boosters[:1])
+    single.save(tmp_path / "old")
+    config = json.loads((tmp_path / "old" / "ranker.json").read_text())
+    (tmp_path / "old" / "model-0.txt").rename(tmp_path / "old" / "model.txt")
+    config["files"]["model.txt"] = config["files"].pop("model-0.txt")
+    del config["params"]["boosters"]
+    (tmp_path / "old" / "ranker.json").write_text(json.dumps(config))
+    loaded = load_ranker(tmp_path / "old", encoder=encoder)
+    queries = to_queries(val_puzzles[:10], vocab)
+    assert len(loaded.booster) == 1
+    for a, b in zip(single.score(queries), loaded.score(queries)):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
 
 
 def test_missing_file_is_refused(saved, tmp_path, encoder):
@@ -108,6 +129,7 @@ def test_booster_and_feature_names_must_agree(small_learned):
     ("change", "message"),
     [
         (lambda c: c["params"].update(num_threads="2"), "num_threads must be an integer"),
+        (lambda c: c["params"].update(boosters=0), "boosters must be an integer"),
         (lambda c: c["params"].update(feature_names="base_cos_joined"), "feature_names must be a non-empty list"),
         (lambda c: c.update(params=[]), "'params' must be a JSON object"),
         (lambda c: c.update(encoder="x"), "base encoder"),

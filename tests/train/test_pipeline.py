@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from pictorank.cli import main
-from pictorank.features import selected_features
 from pictorank.train.finetune import FinetuneParams, _embed, finetune, weights_digest
 from pictorank.puzzles import to_queries
 from pictorank.train import TrainConfig, fit_ranker_from_tables
@@ -141,34 +140,17 @@ def test_cli_train_refuses_a_file_without_answers(tmp_path, data_dir, capsys):
     assert not (tmp_path / "m").exists()
 
 
-def test_the_bag_is_one_booster_per_seed_each_tree_on_sqrt_of_the_columns(small_tables, small_config):
-    from pictorank.train.lambdamart import column_share, fit_bag
+def test_the_bag_is_one_booster_per_seed_each_on_a_share_of_the_columns(small_tables, small_config):
+    """`bag` boosters with seeds seed, seed + 1, ...; each tree reads sqrt(columns) of them."""
+    from pictorank.train.lambdamart import column_share
 
-    columns = selected_features(small_config.drop_groups)
-    X, X_val = small_tables.X_train[columns], small_tables.X_val[columns]
-    bag, trees = fit_bag(X, small_tables.y_train, small_tables.sizes_train, X_val, small_tables.y_val,
-                         small_tables.sizes_val, dict(small_config.grid[0]), small_config)
-    assert len(bag) == len(trees) == small_config.bag
-    assert [b.params["random_state"] for b in bag] == [small_config.seed + i for i in range(small_config.bag)]
-    assert all(b.params["colsample_bytree"] == pytest.approx(len(columns) ** 0.5 / len(columns)) for b in bag)
-    assert column_share(TrainConfig(colsample_bytree=0.5), len(columns)) == 0.5
-
-
-def test_the_shipped_booster_is_distilled_from_the_bag_and_ranks_like_it(small_tables, small_config):
-    """One booster of at most `student_trees` trees whose val scores follow the bag's mean."""
-    from pictorank.train.lambdamart import bag_scores, distil, fit_bag
-
-    columns = selected_features(small_config.drop_groups)
-    X, X_val = small_tables.X_train[columns], small_tables.X_val[columns]
-    params = dict(small_config.grid[0])
-    bag, _ = fit_bag(X, small_tables.y_train, small_tables.sizes_train, X_val, small_tables.y_val,
-                     small_tables.sizes_val, params, small_config)
-    student = distil(bag, X, X_val, params, small_config)
-    assert 1 <= student.num_trees() <= small_config.student_trees
-    teacher, own = bag_scores(bag, X_val, 1), student.predict(X_val)
-    assert np.corrcoef(teacher, own)[0, 1] > 0.95
     ranker = fit_ranker_from_tables(small_tables, small_config, lambda message: None)
-    assert ranker.training["trees"] == ranker.booster.num_trees() and len(ranker.training["bag_trees"]) == small_config.bag
+    columns = len(ranker.feature_names)
+    assert len(ranker.booster) == small_config.bag == len(ranker.training["trees"])
+    params = [b.params for b in ranker.booster.boosters]
+    assert [p["random_state"] for p in params] == [small_config.seed + i for i in range(small_config.bag)]
+    assert all(p["colsample_bytree"] == pytest.approx(columns ** 0.5 / columns) for p in params)
+    assert column_share(TrainConfig(colsample_bytree=0.5), columns) == 0.5
 
 
 @pytest.mark.parametrize("change", [{"colsample_bytree": 0.0}, {"colsample_bytree": "log2"}, {"bag": 0}])

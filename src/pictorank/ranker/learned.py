@@ -6,7 +6,8 @@ part (versions, file hashes, the feature list against the code's) so a corrupt o
 directory is refused with a ModelError instead of ranking with the wrong features:
 
     ranker.json        method, parameters, versions, feature names, encoder, sha256 of every file
-    model.txt          the LightGBM booster (text format)
+    model-<i>.txt      the LightGBM boosters whose mean is the score (ranker.bag; text format);
+                       directories trained before the bag hold one booster in model.txt
     pooling.json, associations.json, reference.npz
                        the feature extractor's learned tables (FeatureExtractor.save)
     encoder/           the fine-tuned sentence-transformers model (absent when not fine-tuned)
@@ -35,6 +36,7 @@ from pictorank.encoder import Encoder, base_model_version, load_model_dir
 from pictorank.errors import ModelError
 from pictorank.features import FeatureExtractor, feature_names
 from pictorank.query import Query
+from pictorank.ranker.bag import BoosterBag
 from pictorank.ranker.base import CONFIG_FILE, Ranker
 from pictorank.ranker.calibration import CALIBRATION_FILE, Calibrator, shipped_calibrator
 from pictorank.ranker.fallback import COSINE_COLUMN, KNOWN_COLUMN, blend_rows, blended_confidence, unseen_weight
@@ -44,7 +46,6 @@ from pictorank.ranker.runtime import DEFAULT_QUANTIZATION, load_runtime_encoders
 if TYPE_CHECKING:  # lightgbm pulls in scikit-learn and scipy (~0.9 s); seed and cosine never need it
     import lightgbm as lgb
 
-MODEL_FILE = "model.txt"
 ENCODER_DIR = "encoder"
 METADATA_FILE = "metadata.json"
 SMALL_BATCH = 50  # LightGBM predicts fewer queries than this on one thread
@@ -56,7 +57,8 @@ class LearnedRanker(Ranker):
     Parameters
     ----------
     extractor : a fitted FeatureExtractor (it holds the base and fine-tuned encoders).
-    booster : the fitted lightgbm Booster; its feature names must be `feature_names`.
+    booster : the fitted boosters (a BoosterBag, or one lightgbm Booster, which becomes a bag of
+        one); their feature names must be `feature_names`.
     feature_names : the columns the booster reads, in order (all of the extractor's, or fewer
         for an ablation).
     finetuned_model : the fine-tuned SentenceTransformer behind the extractor's `ft` encoder,
@@ -79,7 +81,7 @@ class LearnedRanker(Ranker):
     def __init__(
         self,
         extractor: FeatureExtractor,
-        booster: "lgb.Booster",
+        booster: "BoosterBag | lgb.Booster",
         feature_names: Sequence[str],
         finetuned_model: Any = None,
         num_threads: int = 2,
@@ -92,7 +94,7 @@ class LearnedRanker(Ranker):
         if list(booster.feature_name()) != list(feature_names):
             raise ModelError("the booster's features differ from feature_names")
         self.extractor = extractor
-        self.booster = booster
+        self.booster = booster if isinstance(booster, BoosterBag) else BoosterBag([booster])
         self.feature_names = list(feature_names)
         self.finetuned_model = finetuned_model
         self.num_threads = num_threads
@@ -119,7 +121,8 @@ class LearnedRanker(Ranker):
         self.extractor.prepare(options)
 
     def get_params(self) -> dict[str, Any]:
-        return {"feature_names": self.feature_names, "num_threads": self.num_threads, "fallback": self.fallback}
+        return {"feature_names": self.feature_names, "num_threads": self.num_threads, "fallback": self.fallback,
+                "boosters": len(self.booster)}
 
     def score(self, queries: Sequence[Query]) -> list[np.ndarray]:
         if not queries:
@@ -217,7 +220,7 @@ class LearnedRanker(Ranker):
         e.g. every hint description and the training files' options; the options also get their hubness.
         """
         with replacing_dir(directory, force, kind="model") as staging:
-            self.booster.save_model(str(staging / MODEL_FILE))
+            self.booster.save(staging)
             self.extractor.save(staging)
             if isinstance(self.finetuned_model, Path):  # loaded with the ONNX runtime: copy its folder
                 shutil.copytree(self.finetuned_model, staging / ENCODER_DIR)
@@ -279,9 +282,9 @@ class LearnedRanker(Ranker):
             base = encoder or Encoder()
             finetuned_model, finetuned = _load_finetuned(directory, finetuned_entry, base, where)
             finetuned_id = finetuned.model_id if finetuned is not None else None
-        booster = _load_booster(directory / MODEL_FILE)
+        booster = BoosterBag.load(directory, _booster_count(params.get("boosters"), where))
         if booster.feature_name() != names:
-            raise ModelError(f"{directory / MODEL_FILE}: the booster's features differ from {CONFIG_FILE}")
+            raise ModelError(f"{directory}: the boosters' features differ from {CONFIG_FILE}")
         extractor = FeatureExtractor.load(directory, base, finetuned)
         if runtime is not None and encoder_runtime() == "onnx":
             preload_vocabulary(inside(directory, runtime.get("vocabulary"), where), extractor)
@@ -318,6 +321,16 @@ def _checked_feature_names(names: Any, where: Path) -> list[str]:
     return names
 
 
+def _booster_count(count: Any, where: Path) -> int | None:
+    """How many boosters the directory holds (None: one, in the model.txt of a directory trained
+    before the bag)."""
+    if count is None:
+        return None
+    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 1000:
+        raise ModelError(f"{where}: params.boosters must be an integer from 1 to 1000, found {count!r}")
+    return count
+
+
 def _finetuned_id(entry: Any, where: Path) -> str | None:
     """The saved fine-tuned encoder's model id, or None when the model has none."""
     if entry is None:
@@ -340,11 +353,3 @@ def _load_finetuned(directory: Path, entry: Any, base: Encoder, where: Path) -> 
         raise ModelError(f"{path}: cannot load the fine-tuned encoder ({type(exc).__name__}: {exc})") from None
     return model, Encoder(model=model, model_id=entry["model_id"], cache_dir=base.cache_dir)
 
-
-def _load_booster(path: Path) -> "lgb.Booster":
-    import lightgbm as lgb  # lazy: see TYPE_CHECKING above
-
-    try:
-        return lgb.Booster(model_file=str(path))
-    except (lgb.basic.LightGBMError, OSError, ValueError) as exc:
-        raise ModelError(f"{path}: cannot read the LightGBM model ({exc})") from None

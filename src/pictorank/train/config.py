@@ -45,13 +45,11 @@ class TrainConfig:
         dealt into this many groups, each held out once (one more fine-tuned encoder each);
         0 leaves these rows out.
     hidden_descriptions : share of the train descriptions the unfamiliar rows' tables forget.
-    bag : how many LambdaMART boosters (seeds `seed`, `seed` + 1, ...) are fitted; the shipped
-        booster is distilled from their mean score (pictorank.train.lambdamart says why).
-    colsample_bytree : the share of the feature columns each tree of the bag may split on; "sqrt"
-        is the square root of their number (9 of 83), as random forests choose: across the bag
-        no group of columns carries the model alone.
-    student_trees / student_learning_rate : the distilled booster's largest number of trees and
-        its learning rate (it stops early on val once it follows the bag no closer).
+    bag : how many LightGBM boosters (seeds `seed`, `seed` + 1, ...) are fitted and averaged
+        (pictorank.ranker.bag); each stops early on val by itself.
+    colsample_bytree : the share of the feature columns each tree may split on; "sqrt" is the
+        square root of their number (9 of 83), as random forests choose: with the bag, no group of
+        columns carries the model alone (pictorank.ranker.bag says why that matters far from home).
     fallback : the trained ranker blends its scores towards plain cosine by the share of a
         clue's descriptions train never saw (pictorank.ranker.fallback).
     quantization : how the saved model's encoders are exported to ONNX for inference ('int8',
@@ -78,8 +76,6 @@ class TrainConfig:
     hidden_descriptions: float = 0.5
     bag: int = 10
     colsample_bytree: float | str = "sqrt"
-    student_trees: int = 400
-    student_learning_rate: float = 0.3
     fallback: bool = True
     quantization: str | None = DEFAULT_QUANTIZATION
 

@@ -1,34 +1,22 @@
 """LambdaMART (LightGBM) on the out-of-fold table: parameters by grouped CV, trees by early stopping.
 
 A small grid is compared by grouped k-fold CV on train; the simplest setting within one standard
-error of the best wins. With that setting a bag of boosters is fitted, one per seed, each tree
-on a random few of the columns and each booster's number of trees chosen by early stopping on val;
-the shipped booster is one distilled from the bag's mean score (`distil`). Seeds and thread counts
-are fixed, so two runs give the same model.
-
-Why a bag, and why distil it (issue 10): one booster whose trees each see a random subset of the
-columns still leans on whichever columns its seed favoured, and on a vocabulary it never saw that
-choice decides a few first places either way. The mean of several such boosters spreads the
-weight over every group of columns (base encoder, fine-tuned encoder, association tables), so a
-shift in one group - the fine-tuned encoder misreading names - moves the ranking less, and the
-model no longer depends on one seed's luck. But ten boosters cost ten times the trees at every
-prediction, and batch ranking spends its time there; a single booster fitted to the bag's mean
-scores ranks like the bag (correlation 0.998 on unseen vocabularies) at the cost of one.
+error of the best wins. The final model is a bag of boosters with that setting, one per seed
+(pictorank.ranker.bag), each with its number of trees chosen by early stopping on val. Seeds and
+thread counts are fixed, so two runs give the same model.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 
 from pictorank.errors import UsageError
+from pictorank.ranker.bag import BoosterBag
 from pictorank.train.config import Log, TrainConfig
-
-if TYPE_CHECKING:
-    import lightgbm as lgb
 
 
 def column_share(config: TrainConfig, columns: int) -> float:
@@ -112,47 +100,12 @@ def fit_bag(
     X: pd.DataFrame, y: np.ndarray, sizes: np.ndarray,
     X_val: pd.DataFrame, y_val: np.ndarray, sizes_val: np.ndarray,
     params: dict[str, Any], config: TrainConfig,
-) -> tuple[list["lgb.Booster"], list[int]]:
-    """The LambdaMART bag on all OOF train rows (one booster per seed of `bag_seeds`), and each
-    booster's number of trees, set by early stopping on val."""
+) -> tuple[BoosterBag, list[int]]:
+    """The final LambdaMART bag on all OOF train rows (one booster per seed of `bag_seeds`), and
+    each booster's number of trees, set by early stopping on val."""
     fitted = [_fit(_ranker(params, config, config.n_estimators, X.shape[1], seed), X, y, sizes,
                    X_val, y_val, sizes_val, config) for seed in bag_seeds(config)]
-    return [m.booster_ for m in fitted], [int(m.best_iteration_) for m in fitted]
-
-
-def bag_scores(bag: Sequence["lgb.Booster"], X: pd.DataFrame, num_threads: int) -> np.ndarray:
-    """The bag's score of each row: the mean of its boosters' scores."""
-    return np.mean([booster.predict(X, num_threads=num_threads) for booster in bag], axis=0)
-
-
-def distil(
-    bag: Sequence["lgb.Booster"], X: pd.DataFrame, X_val: pd.DataFrame, params: dict[str, Any], config: TrainConfig,
-) -> "lgb.Booster":
-    """One booster that scores like the bag: least squares on the bag's mean score of every OOF
-    train row, with the bag's leaves, every column, at most `student_trees` trees (one booster's
-    prediction cost) at `student_learning_rate`, stopped early on how closely it follows the
-    bag on val. It learns the bag's scores, not the labels: where the bag spreads its weight over
-    every group of columns, so does it."""
-    import lightgbm as lgb  # lazy: see _ranker
-
-    student = lgb.LGBMRegressor(
-        objective="regression",
-        n_estimators=config.student_trees,
-        learning_rate=config.student_learning_rate,
-        num_leaves=params["num_leaves"],
-        min_child_samples=params["min_child_samples"],
-        random_state=config.seed,
-        deterministic=True,
-        force_row_wise=True,
-        num_threads=config.num_threads,
-        verbose=-1,
-    )
-    student.fit(
-        X, bag_scores(bag, X, config.num_threads),
-        eval_X=(X_val,), eval_y=(bag_scores(bag, X_val, config.num_threads),),
-        callbacks=[lgb.early_stopping(config.early_stopping_rounds, verbose=False)],
-    )
-    return student.booster_
+    return BoosterBag([m.booster_ for m in fitted]), [int(m.best_iteration_) for m in fitted]
 
 
 def held_out_scores(

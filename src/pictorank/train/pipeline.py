@@ -9,10 +9,10 @@ each fold's features come from an encoder and tables fitted on the other folds (
 while val and test get the encoder and tables fitted on all of train.
 
 LightGBM's LambdaMART (query groups = rows) then learns from the OOF table; a small grid of
-parameters is compared by grouped k-fold CV on train, a bag of boosters with that setting is
-fitted (one per seed, each tree on a random few of the columns, each booster's number of trees
-chosen by early stopping on val), and one booster distilled from the bag's mean score is shipped
-(pictorank.train.lambdamart). Seeds and thread counts are fixed, so two runs give the same model.
+parameters is compared by grouped k-fold CV on train, and a bag of boosters with that setting
+(one per seed, each tree on a random share of the columns: pictorank.ranker.bag) is fitted, each
+booster's number of trees chosen by early stopping on val. Seeds and thread counts are fixed, so
+two runs give the same model.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from pictorank.ranker import LearnedRanker
 from pictorank.ranker.calibration import Calibrator
 from pictorank.train.config import Log, TrainConfig
 from pictorank.train.calibrate import first_is_right, fit_calibrator
-from pictorank.train.lambdamart import column_share, cv_select, distil, fit_bag, held_out_scores
+from pictorank.train.lambdamart import column_share, cv_select, fit_bag, held_out_scores
 from pictorank.train.oof import TrainingTables, build_tables, check_trainable, finetuned_model_id
 
 
@@ -46,21 +46,19 @@ def fit_ranker_from_tables(tables: TrainingTables, config: TrainConfig, log: Log
     X, X_val = tables.X_train[columns], tables.X_val[columns]
     params, cv_results = cv_select(X, tables.y_train, tables.sizes_train, tables.folds, config, log)
     bag, trees = fit_bag(X, tables.y_train, tables.sizes_train, X_val, tables.y_val, tables.sizes_val, params, config)
-    log(f"LambdaMART {params}: a bag of {len(bag)} boosters of {min(trees)}-{max(trees)} trees (early stopping on "
-        f"val), {column_share(config, X.shape[1]):.0%} of the columns a tree")
-    booster = distil(bag, X, X_val, params, config)
-    log(f"distilled into one booster of {booster.num_trees()} trees")
+    log(f"LambdaMART {params}: {len(bag)} boosters of {min(trees)}-{max(trees)} trees (early stopping on val), "
+        f"{column_share(config, X.shape[1]):.0%} of the columns a tree")
     calibrator = _calibrate(tables, X, params, trees, config)
     if calibrator is None:
         log("no confidence calibration: the held-out rankings' first options were all right or all wrong")
     else:
         log(f"confidence calibrated on {calibrator.rows} out-of-fold rankings (first right in {calibrator.accuracy:.1%})")
-    training = {"lgbm_params": params, "cv": cv_results, "trees": booster.num_trees(), "bag_trees": trees,
+    training = {"lgbm_params": params, "cv": cv_results, "trees": trees,
                 "lgbm_seconds": time.perf_counter() - started}
     # The fine-tuned encoder may be its ONNX export (pictorank.train.served): the saved model names
     # the weights it came from, as the PyTorch runtime loads them.
     finetuned_id = finetuned_model_id(tables.finetuned_model) if tables.finetuned_model is not None else None
-    return LearnedRanker(tables.extractor, booster, columns, tables.finetuned_model, config.num_threads,
+    return LearnedRanker(tables.extractor, bag, columns, tables.finetuned_model, config.num_threads,
                          training, calibrator, fallback=config.fallback, quantization=config.quantization,
                          finetuned_id=finetuned_id)
 
@@ -68,8 +66,7 @@ def fit_ranker_from_tables(tables: TrainingTables, config: TrainConfig, log: Log
 def _calibrate(tables: TrainingTables, X, params: dict[str, Any], trees: list[int],
                config: TrainConfig) -> Calibrator | None:
     """Confidence calibration from held-out CV scores of the OOF train table (never the final
-    booster's scores of its own training rows, which are overconfident): each fold's from a bag
-    like the final one, whose scores the shipped booster was distilled to follow."""
+    booster's scores of its own training rows, which are overconfident)."""
     scores = held_out_scores(X, tables.y_train, tables.sizes_train, tables.folds, params, trees, config)
     bounds = np.cumsum([0, *tables.sizes_train])
     labels = [tables.y_train[bounds[i] : bounds[i + 1]] for i in range(len(tables.sizes_train))]
