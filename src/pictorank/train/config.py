@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Callable
 
+from pictorank.errors import UsageError
 from pictorank.features.cosine import seed_names
 from pictorank.ranker.runtime import DEFAULT_QUANTIZATION
 from pictorank.train.finetune import FinetuneParams
@@ -78,6 +79,14 @@ class TrainConfig:
     colsample_bytree: float | str = "sqrt"
     fallback: bool = True
     quantization: str | None = DEFAULT_QUANTIZATION
+
+    def __post_init__(self) -> None:
+        # checked here, before minutes of fine-tuning, rather than when LightGBM first meets them
+        if self.bag < 1:
+            raise UsageError(f"bag must be at least 1 booster, found {self.bag}")
+        share = self.colsample_bytree
+        if share != "sqrt" and (isinstance(share, str) or not 0.0 < share <= 1.0):
+            raise UsageError(f"colsample_bytree must be 'sqrt' or a share in (0, 1], found {share!r}")
 
     def finetune_params(self, epochs: float) -> FinetuneParams:
         return FinetuneParams(

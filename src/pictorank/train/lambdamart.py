@@ -14,7 +14,6 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from pictorank.errors import UsageError
 from pictorank.ranker.bag import BoosterBag
 from pictorank.train.config import Log, TrainConfig
 
@@ -23,9 +22,7 @@ def column_share(config: TrainConfig, columns: int) -> float:
     """The share of the `columns` feature columns each tree may split on (`TrainConfig.colsample_bytree`)."""
     if config.colsample_bytree == "sqrt":
         return min(1.0, math.sqrt(columns) / columns) if columns else 1.0
-    if isinstance(config.colsample_bytree, str) or not 0.0 < config.colsample_bytree <= 1.0:
-        raise UsageError(f"colsample_bytree must be 'sqrt' or a share in (0, 1], found {config.colsample_bytree!r}")
-    return float(config.colsample_bytree)
+    return float(config.colsample_bytree)  # a share in (0, 1], checked by TrainConfig
 
 
 def _ranker(params: dict[str, Any], config: TrainConfig, n_estimators: int, columns: int, seed: int | None = None):
@@ -91,8 +88,6 @@ def cv_select(
 
 def bag_seeds(config: TrainConfig) -> list[int]:
     """The seeds of the bag's boosters: `seed`, `seed` + 1, ... (`TrainConfig.bag` of them)."""
-    if config.bag < 1:
-        raise UsageError(f"bag must be at least 1 booster, found {config.bag}")
     return [config.seed + i for i in range(config.bag)]
 
 
