@@ -20,7 +20,7 @@ cache it left (B', a restart: only its readiness and memory are measured):
 Every configuration runs in its own server process on a free 127.0.0.1 port, one after another:
 
 - cosine: the service's default method, with its in-memory embedding memo, on the base model's
-  fp32 ONNX export (made at the first start into the cache folder: pictorank.ranker.runtime).
+  fp32 ONNX export (made at the first start into the cache folder: pictorank.ranker.shipped).
 - cosine (PyTorch): the same on PyTorch (`PICTORANK_ENCODER_RUNTIME=torch`), as it ran before.
 - seed (task script): the task's baseline as its script works, every string re-encoded per
   request: the reference the targets compare against. The service has no such mode, so this
@@ -63,8 +63,8 @@ from fastapi import FastAPI
 from pictorank.api.app import create_app
 from pictorank.api.service import build_service
 from pictorank.api.settings import Settings
-from pictorank.config import use_offline_environment
-from pictorank.encoder import Encoder
+from pictorank.settings import use_offline_environment
+from pictorank.encoders import Encoder, Encoders
 from pictorank.puzzles import load_hints, load_puzzles
 from pictorank.ranker import SeedRanker
 
@@ -114,7 +114,7 @@ def task_script_app() -> FastAPI:
     settings = Settings(method="seed")
     encoder = Encoder(cache_dir=settings.cache_dir)
     ranker = SeedRanker(encoder=ForgetfulEncoder(model=encoder.model, model_id=encoder.model_id))
-    return create_app(settings, service=build_service(settings, encoder=encoder, ranker=ranker))
+    return create_app(settings, service=build_service(settings, encoders=Encoders(encoder), ranker=ranker))
 
 
 def serve_task_script() -> None:

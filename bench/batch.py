@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 from machine import reference_line  # bench/machine.py, beside this file
 
-from pictorank.encoder import Encoder, base_model_version, load_base_model
+from pictorank.encoders import Encoder, base_model_version, load_base_model
 from pictorank.evaluation import evaluate_rankings, format_table
 from pictorank.puzzles import load_hints, load_puzzles
 from pictorank.query import Query
@@ -173,7 +173,7 @@ def settings_worker(data: Path, cache_dir: str | None) -> dict[str, Any]:
 
 def run_in_subprocess(args: list[str]) -> tuple[dict[str, Any], float]:
     """Run this script as a worker in a fresh interpreter; returns its JSON and wall seconds."""
-    started = time.perf_counter()  # the worker goes offline itself (pictorank.config.use_offline_environment)
+    started = time.perf_counter()  # the worker goes offline itself (pictorank.settings.use_offline_environment)
     done = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - started
     if done.returncode != 0:

@@ -26,8 +26,8 @@ import matplotlib
 matplotlib.use("Agg")  # no display: write the PNG only
 import matplotlib.pyplot as plt  # noqa: E402
 
-from pictorank.config import default_cache_dir, use_offline_environment  # noqa: E402
-from pictorank.encoder import Encoder  # noqa: E402
+from pictorank.settings import CommonSettings, use_offline_environment  # noqa: E402
+from pictorank.encoders import Encoder  # noqa: E402
 from pictorank.evaluation.calibration import expected_calibration_error, reliability_bins  # noqa: E402
 from pictorank.puzzles import load_hints, load_puzzles, to_queries  # noqa: E402
 from pictorank.query import Query  # noqa: E402
@@ -108,7 +108,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "reports" / "calibration")
     args = parser.parse_args()
 
-    encoder = Encoder(cache_dir=default_cache_dir())
+    encoder = Encoder(cache_dir=CommonSettings().cache_dir)
     if args.write_shipped:
         write_shipped(encoder, args.methods)
     rankers: dict[str, Ranker] = {m: make_ranker(m, encoder=encoder) for m in args.methods}

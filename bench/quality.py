@@ -34,8 +34,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
-from pictorank.config import use_offline_environment
-from pictorank.encoder import Encoder
+from pictorank.settings import use_offline_environment
+from pictorank.encoders import Encoder
 from pictorank.evaluation import evaluate_rankings, format_table
 from pictorank.puzzles import Puzzle, load_hints, load_puzzles, to_queries
 from pictorank.query import Query

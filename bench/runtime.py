@@ -33,13 +33,15 @@ SETS = {
 
 def worker(model: str) -> dict:
     """In a fresh process: rank every set with the model as the environment says to load it."""
-    from pictorank.encoder import Encoder
+    from pictorank.encoders import Encoder
     from pictorank.evaluation import evaluate_rankings
     from pictorank.puzzles import load_hints, load_puzzles
     from pictorank.ranker import load_ranker, rank_puzzles
+    from pictorank.settings import CommonSettings
 
     started = time.perf_counter()
-    ranker = load_ranker(model, encoder=Encoder(cache_dir=os.environ["PICTORANK_CACHE_DIR"]))
+    settings = CommonSettings()
+    ranker = load_ranker(model, encoder=Encoder(cache_dir=settings.cache_dir), runtime=settings.encoder_runtime)
     out = {"load_s": time.perf_counter() - started}
     for name, (puzzles_file, hints_file) in SETS.items():
         vocab = load_hints(hints_file)

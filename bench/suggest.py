@@ -58,13 +58,14 @@ import httpx
 
 import numpy as np
 
-from pictorank.config import default_cache_dir, use_offline_environment
-from pictorank.encoder import Encoder
+from pictorank.settings import CommonSettings, use_offline_environment
+from pictorank.encoders import Encoder
 from pictorank.puzzles import HintVocabulary, Puzzle, load_hints, load_puzzles, to_queries
 from pictorank.ranker import CosineRanker, Ranker, SeedRanker, load_ranker
 from pictorank.suggest import Suggester, fit_or_load
 from pictorank.suggest.evaluate import agreement, evaluate_suggestions, suggest_for_puzzles
-from pictorank.suggest.suggester import WIN_BONUS, Pictogram, Suggestion, fine_tuned_encoder
+from pictorank.suggest.suggester import WIN_BONUS, Pictogram, Suggestion
+from pictorank.ranker.registry import load_encoders
 from splits import ELCO_SEED, ELCO_SHARES, split_by_answer  # bench/splits.py, beside this file
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -137,11 +138,11 @@ def main() -> None:
         parser.error("--data elco measures the table only (the timings are Bliss's)")
     vocab, train, val = load_data(args.data)
     val = val[: args.rows] if args.rows else val
-    encoder = Encoder(cache_dir=default_cache_dir())
+    encoder = Encoder(cache_dir=CommonSettings().cache_dir)
     started = time.perf_counter()
-    model = fit_or_load(to_queries(train, vocab), list(vocab.descriptions.values()), encoder, default_cache_dir())
+    model = fit_or_load(to_queries(train, vocab), list(vocab.descriptions.values()), encoder, CommonSettings().cache_dir)
     print(f"clue model ready in {time.perf_counter() - started:.1f} s (from the cache when fitted before)", file=sys.stderr)
-    reader = fine_tuned_encoder(load_ranker(args.reader, encoder=encoder)) if args.reader else None
+    reader = load_encoders(args.reader, encoder).finetuned if args.reader else None
     if args.no_table:
         print(timing(model, vocab, encoder, val, args.timing_words, reader))
         for served in (None, *([args.reader] if args.reader else [])):
@@ -247,7 +248,7 @@ def running_service(model_dir: str | None) -> Iterator[tuple[str, float, httpx.C
         service.self_test()
         # The clue model from the usual cache (fitting it again would only cost minutes); its
         # encoder is the service's, which has encoded train's words and the pictograms only.
-        clues = build_clue_giver(settings.model_copy(update={"cache_dir": default_cache_dir()}), service)
+        clues = build_clue_giver(settings.model_copy(update={"cache_dir": CommonSettings().cache_dir}), service)
         if clues.error:
             raise SystemExit(f"bench/suggest.py: the clue-giver could not be built: {clues.error}")
         ready = time.perf_counter() - started

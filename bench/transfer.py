@@ -49,8 +49,8 @@ from typing import Sequence
 
 import numpy as np
 
-from pictorank.config import use_offline_environment
-from pictorank.encoder import Encoder
+from pictorank.settings import use_offline_environment
+from pictorank.encoders import Encoder
 from pictorank.evaluation import evaluate_rankings
 from pictorank.evaluation.significance import compare_paired, format_comparisons
 from pictorank.puzzles import HintVocabulary, Puzzle, load_hints, load_puzzles, to_queries

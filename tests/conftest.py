@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pictorank.config import use_offline_environment
+from pictorank.settings import use_offline_environment
 
 use_offline_environment()  # before anything imports torch (see its docstring)
 
@@ -35,10 +35,10 @@ def _fast_tests_never_load_the_model(request: pytest.FixtureRequest, monkeypatch
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError(f"{request.node.nodeid} loads the real model: mark it @pytest.mark.slow")
 
-    import pictorank.encoder
+    import pictorank.encoders.memo
 
     # Both of the encoder module's loaders (load_base_model, load_model_dir) call this first.
-    monkeypatch.setattr(pictorank.encoder, "use_offline_environment", refuse)
+    monkeypatch.setattr(pictorank.encoders.memo, "use_offline_environment", refuse)
 
 
 @pytest.fixture(autouse=True)
@@ -78,7 +78,7 @@ def train_puzzles(vocab):
 @pytest.fixture(scope="session")
 def base_model():
     """The real all-MiniLM-L6-v2, loaded once for the whole session."""
-    from pictorank.encoder import load_base_model
+    from pictorank.encoders import load_base_model
 
     return load_base_model()
 
@@ -86,7 +86,7 @@ def base_model():
 @pytest.fixture(scope="session")
 def encoder(base_model):
     """A shared in-memory-cached encoder over the session's model."""
-    from pictorank.encoder import Encoder, base_model_version
+    from pictorank.encoders import Encoder, base_model_version
 
     return Encoder(model=base_model, model_id=base_model_version())
 

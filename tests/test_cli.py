@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from helpers import puzzle_row, write_hints, write_rows
 
-from pictorank import encoder as encoder_module
+from pictorank.encoders import memo as encoder_module
 from pictorank.cli import build_parser, main
 from pictorank.submission import validate_submission
 
@@ -422,7 +422,7 @@ def test_train_only_logs_a_clue_giver_it_cannot_prepare(tmp_path: Path, monkeypa
     monkeypatch.setattr(cli, "fit_for_serving", too_small)
     logged: list[str] = []
     args = argparse.Namespace(out=str(tmp_path / "m"), train="train.csv", hints="hints.csv")
-    cli._prepare_clue_giver(args, encoder=None, cache_dir=tmp_path, log=logged.append)  # type: ignore[arg-type]
+    cli._prepare_clue_giver(args, settings=None, log=logged.append)  # type: ignore[arg-type]
     assert logged == ["clue-giver not prepared for serving this model: too few training clues to learn from (4)"]
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pictorank.encoder import Encoder
+from pictorank.encoders import Encoder
 
 
 class StubModel:
@@ -152,24 +152,25 @@ def test_disk_cache_stores_texts_at_their_own_length(tmp_path: Path) -> None:
 
 
 def test_max_cached_strings_setting(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pictorank.config import DEFAULT_MAX_CACHED_STRINGS, max_cached_strings
     from pictorank.errors import SettingsError
+    from pictorank.settings import DEFAULT_MAX_CACHED_STRINGS, CommonSettings, read_settings
 
     monkeypatch.delenv("PICTORANK_MAX_CACHED_STRINGS", raising=False)
-    assert max_cached_strings() == DEFAULT_MAX_CACHED_STRINGS
+    assert read_settings(CommonSettings).max_cached_strings == DEFAULT_MAX_CACHED_STRINGS
+    assert Encoder(model=StubModel(), model_id="stub").max_cached == DEFAULT_MAX_CACHED_STRINGS
     monkeypatch.setenv("PICTORANK_MAX_CACHED_STRINGS", "1200")
-    assert Encoder(model=StubModel(), model_id="stub").max_cached == 1200
+    assert read_settings(CommonSettings).max_cached_strings == 1200
     for bad in ("0", "-5", "many", "\u0665", "9" * 5000):
         monkeypatch.setenv("PICTORANK_MAX_CACHED_STRINGS", bad)
         with pytest.raises(SettingsError, match="PICTORANK_MAX_CACHED_STRINGS"):
-            max_cached_strings()
+            read_settings(CommonSettings)
 
 
 def test_a_cache_that_cannot_be_saved_is_a_warning_not_the_end_of_the_run(tmp_path, caplog) -> None:
     encoder = Encoder(model=StubModel(), model_id="stub", cache_dir=tmp_path / "gone" / "cache")
     encoder.encode(["a", "b"])
     (tmp_path / "gone").write_text("a file now stands where the cache's folder was to be made")
-    with caplog.at_level("WARNING", logger="pictorank.encoder"):
+    with caplog.at_level("WARNING", logger="pictorank.encoders"):
         encoder.flush()
     assert "could not save the embedding cache" in caplog.text
     assert [p.name for p in tmp_path.iterdir()] == ["gone"]

@@ -14,7 +14,7 @@ import pytest
 from helpers import SMALL_STOP_ROWS
 from pictorank.errors import ModelError, SettingsError
 from pictorank.evaluation import evaluate_rankings
-from pictorank.onnx_encoder import CONFIG_FILE, ONNX_FILE, OnnxSentenceEncoder, export_onnx
+from pictorank.encoders.onnx import CONFIG_FILE, ONNX_FILE, OnnxSentenceEncoder, export_onnx
 from pictorank.puzzles import to_queries
 from pictorank.query import Query
 from pictorank.ranker import load_ranker
@@ -65,7 +65,7 @@ def test_int8_ffn_needs_feed_forward_layers(tmp_path):
     import onnx
     from onnx import TensorProto, helper
 
-    from pictorank.onnx_encoder import _feed_forward_matmuls
+    from pictorank.encoders.onnx import _feed_forward_matmuls
 
     node = helper.make_node("MatMul", ["x", "w"], ["y"], name="/other/MatMul")
     graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2])],
@@ -146,14 +146,16 @@ def test_onnx_rankings_match_pytorchs_within_the_issues_tolerance(small_learned,
 
 
 def test_the_torch_runtime_can_be_asked_for(saved_int8, encoder, monkeypatch, small_learned):
+    from pictorank.settings import CommonSettings, read_settings
+
     monkeypatch.setenv("PICTORANK_ENCODER_RUNTIME", "torch")
-    loaded = load_ranker(saved_int8, encoder=encoder)
+    loaded = load_ranker(saved_int8, encoder=encoder, runtime=read_settings(CommonSettings).encoder_runtime)
     assert loaded.encoder is encoder
     query = Query(("a big yellow star", "daytime"), ("sun", "moon", "lamp"))
     np.testing.assert_allclose(loaded.score([query])[0], small_learned.score([query])[0], rtol=1e-6)
     monkeypatch.setenv("PICTORANK_ENCODER_RUNTIME", "tensorflow")
     with pytest.raises(SettingsError, match="PICTORANK_ENCODER_RUNTIME"):
-        load_ranker(saved_int8, encoder=encoder)
+        read_settings(CommonSettings)
 
 
 def test_a_damaged_export_in_a_model_directory_is_refused(saved_int8, tmp_path, encoder):
@@ -180,13 +182,15 @@ def test_seed_columns_are_not_encoded_when_the_model_does_not_read_them(small_le
 
 
 def test_quantisation_may_differ_per_encoder():
-    from pictorank.ranker.runtime import space_quantization
+    from pictorank.encoders import Quantization
 
-    assert space_quantization("int8", "ft") == "int8"
-    assert [space_quantization("base=int8,ft=fp32", s) for s in ("base", "ft")] == ["int8", "fp32"]
-    assert [space_quantization("base=int8,ft=int8-ffn", s) for s in ("base", "ft")] == ["int8", "int8-ffn"]
-    with pytest.raises(ModelError, match="no quantisation for the 'ft' encoder"):
-        space_quantization("base=int8", "ft")
+    assert Quantization.parse("int8").of("ft") == "int8" and str(Quantization.parse("int8")) == "int8"
+    assert [Quantization.parse("base=int8,ft=fp32").of(s) for s in ("base", "ft")] == ["int8", "fp32"]
+    both = Quantization.parse("base=int8,ft=int8-ffn")
+    assert [both.of(s) for s in ("base", "ft")] == ["int8", "int8-ffn"] and str(both) == "base=int8,ft=int8-ffn"
+    for bad in ("base=int8", "base=int8,base=fp32", "int4", "base=int8,ft=int4", "base=int8,ft=fp32,x=int8"):
+        with pytest.raises(ValueError):
+            Quantization.parse(bad)
 
 
 def test_an_export_leaves_no_temporary_folder_and_a_junk_cache_entry_costs_only_time(
@@ -195,7 +199,7 @@ def test_an_export_leaves_no_temporary_folder_and_a_junk_cache_entry_costs_only_
     cache folder ended `pictorank train` in a FileExistsError."""
     import tempfile
 
-    from pictorank.onnx_encoder import cached_export
+    from pictorank.encoders.onnx import cached_export
 
     scratch = tmp_path / "tmp"
     scratch.mkdir()

@@ -14,21 +14,21 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
-from pictorank.api.clues import fit_for_serving
 from pictorank.api.serve import add_serve_parser
-from pictorank.api.settings import default_model_dir
 from pictorank.artifacts import check_replaceable
-from pictorank.config import cache_dir_problem, default_cache_dir, use_offline_environment
-from pictorank.encoder import Encoder
-from pictorank.errors import DataError, ModelError, PictorankError, UsageError
+from pictorank.encoders import Encoder, Encoders, Quantization
+from pictorank.errors import DataError, ModelError, PictorankError, SettingsError, UsageError
 from pictorank.evaluation import evaluate_rankings, format_table
 from pictorank.evaluation.report import write_report
 from pictorank.evaluation.significance import compare_with_reference, format_comparisons
 from pictorank.puzzles import HintVocabulary, Puzzle, load_hints, load_puzzles, to_queries
 from pictorank.ranker import DEFAULT_METHOD, METHODS, Ranker, load_ranker, make_ranker, rank_puzzles
-from pictorank.suggest import MAX_CLUE_LENGTH, Suggester, fit_or_load
+from pictorank.ranker.registry import default_model, serving_encoders
+from pictorank.settings import CommonSettings, cache_dir_problem, read_settings, use_offline_environment
+from pictorank.suggest import MAX_CLUE_LENGTH, Suggester
+from pictorank.suggest.assembly import build_suggester, fit_clue_model, fit_for_serving, training_clues
 from pictorank.suggest.rules import check_request
-from pictorank.suggest.suggester import WIN_BONUS, fine_tuned_encoder
+from pictorank.suggest.suggester import WIN_BONUS
 from pictorank.suggest.evaluate import evaluate_suggestions, format_report, suggest_for_puzzles
 from pictorank.submission import MAX_ANSWERS, checked_output, validate_submission, write_submission
 from pictorank.train import TrainConfig, train_command
@@ -53,15 +53,24 @@ def _add_cache_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bars or messages")
 
 
+def _settings(args: argparse.Namespace) -> CommonSettings:
+    """The process settings (PICTORANK_* variables), with --cache-dir in place of the cache's."""
+    if args.cache_dir:
+        problem = cache_dir_problem(Path(args.cache_dir))
+        if problem:
+            raise UsageError(f"--cache-dir {args.cache_dir}: {problem}; give a folder (or --no-cache)")
+        return read_settings(CommonSettings, cache_dir=Path(args.cache_dir))
+    try:
+        return read_settings(CommonSettings)
+    except SettingsError as exc:
+        if exc.variable != "PICTORANK_CACHE_DIR":
+            raise
+        raise UsageError(f"PICTORANK_CACHE_DIR {exc.problem.removeprefix('Value error, ')}; give a folder "
+                         "(or --no-cache)") from None
+
+
 def _cache_dir(args: argparse.Namespace) -> Path | None:
-    if args.no_cache:
-        return None
-    path = Path(args.cache_dir) if args.cache_dir else default_cache_dir()
-    problem = cache_dir_problem(path)
-    if problem:
-        source = "--cache-dir" if args.cache_dir else "PICTORANK_CACHE_DIR"
-        raise UsageError(f"{source} {path}: {problem}; give a folder (or --no-cache)")
-    return path
+    return None if args.no_cache else _settings(args).cache_dir
 
 
 def _add_force_arg(parser: argparse.ArgumentParser, destination: str) -> None:
@@ -73,14 +82,14 @@ def _add_force_arg(parser: argparse.ArgumentParser, destination: str) -> None:
 
 def build_encoder(args: argparse.Namespace) -> Encoder:
     """The base-model encoder with the on-disk cache the user asked for (shared by rankers)."""
-    return Encoder(cache_dir=_cache_dir(args))
+    return Encoder(cache_dir=_cache_dir(args), max_cached=_settings(args).max_cached_strings)
 
 
 def build_ranker(args: argparse.Namespace, encoder: Encoder | None = None) -> Ranker:
     """The ranker the user asked for: a saved model directory, or an unlearned method."""
     encoder = encoder or build_encoder(args)
     if args.model:
-        return load_ranker(args.model, encoder=encoder)
+        return load_ranker(args.model, encoder=encoder, runtime=_settings(args).encoder_runtime)
     return make_ranker(args.method or DEFAULT_METHOD, encoder=encoder)
 
 
@@ -171,7 +180,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     vocab, puzzles = _load_input(args, require_answers=True)
     encoder = build_encoder(args)  # one model load and one cache for every base-model method
     rankers = {m: make_ranker(m, encoder=encoder) for m in args.methods or ()}
-    rankers.update({d: load_ranker(d, encoder=encoder) for d in args.models or ()})
+    runtime = _settings(args).encoder_runtime
+    rankers.update({d: load_ranker(d, encoder=encoder, runtime=runtime) for d in args.models or ()})
     if not rankers:
         raise UsageError("nothing to compare: give --methods and/or --models")
     rankings, seconds = {}, {}
@@ -205,23 +215,23 @@ def _check_against(args: argparse.Namespace) -> None:
         raise UsageError(f"--against {args.against!r} is not compared: name one of {', '.join(compared) or 'none'}")
 
 
-def _quantization_arg(text: str) -> str:
+def _quantization_arg(text: str) -> Quantization | None:
     """--quantization checked before any training: int8, int8-ffn, fp32, none, or base=<q>,ft=<q>."""
-    kinds = ("int8", "int8-ffn", "fp32")
-    parts = dict(p.split("=", 1) for p in text.split(",") if "=" in p) if "=" in text else {}
-    if text in (*kinds, "none") or (set(parts) == {"base", "ft"} and set(parts.values()) <= set(kinds)
-                                    and len(parts) == text.count(",") + 1):
-        return text
-    raise argparse.ArgumentTypeError(f"{text!r}: use int8, int8-ffn, fp32, none, or base=int8,ft=int8-ffn")
+    if text == "none":
+        return None
+    try:
+        return Quantization.parse(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: use int8, int8-ffn, fp32, none, or base=int8,ft=int8-ffn") from None
 
 
 def cmd_train(args: argparse.Namespace) -> int:
     """Train the learned ranker (pictorank.train) and write its model directory."""
+    settings = _settings(args)
     cache_dir = _cache_dir(args)
-    quantization = None if args.quantization == "none" else args.quantization
-    config = TrainConfig(finetune=not args.no_finetune, seed=args.seed, quantization=quantization)
+    config = TrainConfig(finetune=not args.no_finetune, seed=args.seed, quantization=args.quantization)
     log = (lambda message: None) if args.quiet else (lambda message: print(message, file=sys.stderr))
-    encoder = Encoder(cache_dir=cache_dir)
+    encoder = Encoder(cache_dir=cache_dir, max_cached=settings.max_cached_strings)
     metadata = train_command(args.train, args.val, args.hints, args.out, config, encoder, log, force=args.force)
     overall = metadata["val_metrics"]["overall"]
     print(f"learned position weights (by clue length): {json.dumps(metadata['position_weights'])}")
@@ -229,18 +239,17 @@ def cmd_train(args: argparse.Namespace) -> int:
         f"wrote {args.out}: val score {overall['score']:.4f}, Hits@1 {overall['hits@1']:.4f}, "
         f"MRR {overall['mrr']:.4f}; trained in {metadata['seconds']['total_training']:.0f} s"
     )
-    _prepare_clue_giver(args, encoder, cache_dir, log)
+    _prepare_clue_giver(args, settings.model_copy(update={"cache_dir": cache_dir}), log)
     return 0
 
 
-def _prepare_clue_giver(args: argparse.Namespace, encoder: Encoder, cache_dir: Path | None,
-                        log: Callable[[str], None]) -> None:
+def _prepare_clue_giver(args: argparse.Namespace, settings: CommonSettings, log: Callable[[str], None]) -> None:
     """Fit the clue model a service of the new model will ask for and keep it in the model's folder
-    (api.clues.fit_for_serving). The ranker is already written: a training set the clue-giver cannot
-    learn from, or a folder it cannot write to, is only logged."""
+    (pictorank.suggest.assembly.fit_for_serving). The ranker is already written: a training set the
+    clue-giver cannot learn from, or a folder it cannot write to, is only logged."""
     started = time.perf_counter()
     try:
-        fit_for_serving(Path(args.out), Path(args.train), Path(args.hints), encoder, cache_dir)
+        fit_for_serving(Path(args.out), Path(args.train), Path(args.hints), settings)
     except (PictorankError, ValueError, OSError) as exc:
         log(f"clue-giver not prepared for serving this model: {exc}")
         return
@@ -291,74 +300,88 @@ def _train_path(args: argparse.Namespace) -> Path:
     return beside
 
 
-def build_suggester(args: argparse.Namespace, vocab: HintVocabulary) -> tuple[Suggester, Encoder, Ranker | None]:
-    """The clue model (fitted on --train, or read from the cache) with the guesser it must
-    convince and its reader; and the learned model at hand (--model's, else the reader's), which
-    evaluate-suggest also judges with."""
-    encoder = build_encoder(args)
-    guesser = load_ranker(args.model, encoder=encoder) if args.model else make_ranker(args.guesser, encoder=encoder)
-    train = load_puzzles(_train_path(args), vocab)
-    if any(p.answer is None for p in train):
-        raise DataError(_train_path(args), None, "answer", "the training puzzles need an answer column")
-    reading = _reading_model(args, encoder, guesser)  # before the fit: a bad folder fails at once
-    reader = fine_tuned_encoder(reading) if reading is not None else None
+def suggester_from_args(args: argparse.Namespace, vocab: HintVocabulary,
+                        judge: bool = False) -> tuple[Suggester, Encoders, Ranker | None]:
+    """The clue-giver as `pictorank serve` assembles it for the same model folder
+    (pictorank.suggest.assembly): its encoders, clue model and reader; and with `judge`, the
+    learned model at hand (--model's, else the reader's), which evaluate-suggest also judges with."""
+    settings = _settings(args).model_copy(update={"cache_dir": _cache_dir(args)})
+    train = _train_path(args)
+    clues = training_clues(train, vocab)  # the cheap checks first: a bad file fails before any model loads
+    reading, default = _reading_dir(args, settings)  # before the fit: a bad folder fails at once
+    home = Path(args.model) if args.model else reading
+    try:
+        encoders = serving_encoders(home, settings)
+    except ModelError as exc:
+        if not default:
+            raise
+        _say(args, f"no reader: the default model did not load ({exc})")
+        reading = home = None
+        encoders = serving_encoders(None, settings)
+    guesser = load_ranker(args.model, encoders=encoders) if args.model else make_ranker(args.guesser, encoder=encoders.base)
+    reader = _reader(args, settings, reading, home, encoders)
+    if default and reading is not None:
+        _say(args, f"reader: the fine-tuned encoder of {reading}" if reader is not None
+             else f"no reader: {reading} has no fine-tuned encoder")
     started = time.perf_counter()
     try:
-        model = fit_or_load(to_queries(train, vocab), list(vocab.descriptions.values()), encoder, _cache_dir(args))
+        model = fit_clue_model(clues, vocab, encoders, settings.cache_dir, home)
     except ModelError as exc:  # what the training puzzles cannot teach (too few answers): name the file
-        raise DataError(_train_path(args), None, None, str(exc)) from None
+        raise DataError(train, None, None, str(exc)) from None
+    _say(args, f"clue model ready in {time.perf_counter() - started:.1f} s", prefix="")
+    learned = None
+    if judge:
+        learned = guesser if args.model else (load_ranker(reading, encoders=encoders) if reading else None)
+    suggester = build_suggester(model, vocab, encoders, guesser, win_bonus=args.win_bonus, reader=reader)
+    return suggester, encoders, learned
+
+
+def _say(args: argparse.Namespace, line: str, prefix: str = "pictorank: ") -> None:
+    """A progress or status line on stderr, unless --quiet."""
     if not args.quiet:
-        print(f"clue model ready in {time.perf_counter() - started:.1f} s", file=sys.stderr)
-    learned = guesser if args.model else reading
-    return Suggester(model, vocab, guesser, encoder, win_bonus=args.win_bonus, reader=reader), encoder, learned
+        print(f"{prefix}{line}", file=sys.stderr)
 
 
-def _reading_model(args: argparse.Namespace, encoder: Encoder, guesser: Ranker) -> Ranker | None:
-    """The learned model whose fine-tuned encoder reads the candidate clues: --reader's; without
-    --reader, --model's, else the default model's (what `pictorank serve` serves, when it loads);
-    none with `--reader none`. The service reads with the learned model it serves, so the command
-    line suggests the same clues by default. A --reader that was asked for and fails is an error;
-    the default model, when missing or unloadable, only leaves the reader out (said on stderr)."""
+def _reading_dir(args: argparse.Namespace, settings: CommonSettings) -> tuple[Path | None, bool]:
+    """The model folder whose fine-tuned encoder reads the candidate clues, and whether it is the
+    default model: --reader's; without --reader, --model's, else the default model's (what
+    `pictorank serve` serves when it loads), so that the command line suggests what the service
+    does; none with `--reader none`. A default model that is missing or broken only leaves the
+    reader out (said on stderr)."""
     if args.reader == "none":
+        return None, False
+    if args.reader is not None:
+        return Path(args.reader), False
+    if args.model:
+        return Path(args.model), False
+    directory, why = default_model(settings)
+    if directory is None:
+        _say(args, f"no reader: {why}")
+    return directory, directory is not None
+
+
+def _reader(args: argparse.Namespace, settings: CommonSettings, reading: Path | None, home: Path | None,
+            encoders: Encoders) -> Encoder | None:
+    """The fine-tuned encoder of `reading`: the home model's own when it is the same folder."""
+    if reading is None:
         return None
-    if args.reader is None:
-        return guesser if args.model else _default_model(encoder, quiet=args.quiet)
-    same = args.model and Path(args.model).resolve() == Path(args.reader).resolve()
-    model = guesser if same else load_ranker(args.reader, encoder=encoder)
-    if fine_tuned_encoder(model) is None:
+    same = home is not None and reading.resolve() == home.resolve()
+    reader = encoders.finetuned if same else serving_encoders(reading, settings).finetuned
+    if reader is None and args.reader is not None:
         raise UsageError(f"--reader {args.reader}: that model has no fine-tuned encoder")
-    return model
-
-
-def _default_model(encoder: Encoder, quiet: bool) -> Ranker | None:
-    """The default model ($PICTORANK_DEFAULT_MODEL_DIR, else the repository's models/default) when
-    it loads and has a fine-tuned encoder to read with, else None."""
-    directory = default_model_dir()
-    say = (lambda line: None) if quiet else (lambda line: print(f"pictorank: {line}", file=sys.stderr))
-    if not (directory / "ranker.json").is_file():
-        say(f"no reader: no model at {directory} (train one, or name one with --reader)")
-        return None
-    try:
-        model = load_ranker(str(directory), encoder=encoder)
-    except ModelError as exc:
-        say(f"no reader: the default model did not load ({exc})")
-        return None
-    if fine_tuned_encoder(model) is None:
-        say(f"no reader: {directory} has no fine-tuned encoder")
-        return None
-    say(f"reader: the fine-tuned encoder of {directory}")
-    return model
+    return reader
 
 
 def cmd_suggest(args: argparse.Namespace) -> int:
     """Clues for one secret word."""
     check_request(args.word, args.avoid, args.max_length, args.top)  # bad input fails before any fitting
     vocab = load_hints(args.hints)
-    suggester, encoder, _ = build_suggester(args, vocab)
+    suggester, encoders, _ = suggester_from_args(args, vocab)
     started = time.perf_counter()
     suggestions = suggester.suggest(args.word, args.avoid, max_length=args.max_length, top=args.top)
     seconds = time.perf_counter() - started
-    encoder.flush()
+    for encoder in encoders.all():
+        encoder.flush()
     if args.json:
         print(json.dumps({"word": args.word, "seconds": seconds, "suggestions": [s.to_dict() for s in suggestions]},
                          indent=2, ensure_ascii=False))
@@ -377,20 +400,21 @@ def cmd_evaluate_suggest(args: argparse.Namespace) -> int:
     check_request("word", [], args.max_length, 1)
     vocab, puzzles = _load_input(args, require_answers=True)
     _check_suggestable(args.input, puzzles, args.max_length)
-    suggester, encoder, learned = build_suggester(args, vocab)
+    suggester, encoders, learned = suggester_from_args(args, vocab, judge=True)
     done = (lambda n: None) if args.quiet else (lambda n: print(f"\rsuggested {n}/{len(puzzles)}", end="", file=sys.stderr))
     suggestions, seconds = suggest_for_puzzles(suggester, puzzles, args.max_length, progress=done)
     if not args.quiet:
         print(file=sys.stderr)
-    judges: dict[str, Ranker] = {m: make_ranker(m, encoder=encoder) for m in METHODS}
+    plain = build_encoder(args)  # the base model on PyTorch: the judges are the task's own methods
+    judges: dict[str, Ranker] = {m: make_ranker(m, encoder=plain) for m in METHODS}
     if learned is not None:
         judges["learned"] = learned
     result = evaluate_suggestions(puzzles, suggestions, vocab, judges)
     for ranker in {id(j): j for j in judges.values()}.values():
         for used in ranker.encoders():
             used.flush()
-    if suggester.reader is not None:
-        suggester.reader.flush()
+    for encoder in [*encoders.all(), *([suggester.reader] if suggester.reader is not None else [])]:
+        encoder.flush()
     result["seconds_per_word"] = {"p50": float(sorted(seconds)[len(seconds) // 2]), "mean": sum(seconds) / len(seconds)}
     if args.json:
         print(json.dumps(result, indent=2))

@@ -22,7 +22,7 @@ def api_service(encoder):
     from pictorank.api.service import build_service
     from pictorank.api.settings import Settings
 
-    service = build_service(Settings(vocabulary_files=[DATA / "val.csv"]), encoder=encoder)
+    service = build_service(Settings(vocabulary_files=[DATA / "val.csv"]), base=encoder)
     service.self_test()
     giver = build_clue_giver(Settings(), service)
     assert giver.error is None, giver.error

@@ -17,7 +17,7 @@ from pictorank.api.app import create_app
 from pictorank.api.schemas import MAX_BATCH, MAX_HINTS, MAX_OPTIONS, MAX_TEXT_LENGTH
 from pictorank.api.service import Clue, build_service
 from pictorank.api.settings import Settings, bundled_data_dir
-from pictorank.encoder import Encoder, base_model_version
+from pictorank.encoders import Encoder, base_model_version
 from pictorank.puzzles import HintVocabulary, Puzzle
 from pictorank.ranker import DEFAULT_METHOD, METHODS, CosineRanker, rank_puzzles
 
@@ -235,8 +235,8 @@ def test_build_service_uses_the_encoder_as_given(tmp_path, base_model) -> None:
     """Without a cache folder, one encoder, unchanged, for the ranker and the index."""
     encoder = Encoder(model=base_model, model_id=base_model_version())
     words = write_rows(tmp_path / "words.csv", [puzzle_row(choices=("seal", "fish", "candle", "rock"))])
-    service = build_service(Settings(method="seed", vocabulary_files=[words]), encoder=encoder)
-    assert service.encoder is encoder and service.ranker.encoders() == [encoder]
+    service = build_service(Settings(method="seed", vocabulary_files=[words]), base=encoder)
+    assert service.encoders.bases.base is encoder and service.ranker.encoders() == [encoder]
     [ranked] = service.rank([Clue(("flower", "sun"), ("sunflower", "hammer"))])
     assert ranked.ranking[0] == "sunflower" and service.model_name.startswith("seed")
 
@@ -246,41 +246,41 @@ def test_a_method_is_served_on_the_base_models_onnx_export(tmp_path, base_model,
     there, with PyTorch's rankings; a second service reuses it without loading the PyTorch model.
     Start-up fills the disk cache and requests only read it (a request must not stall on
     rewriting a file)."""
-    from pictorank.onnx_encoder import OnnxSentenceEncoder
+    from pictorank.encoders.onnx import OnnxSentenceEncoder
 
     cache_dir = tmp_path / "cache"
     words = write_rows(tmp_path / "words.csv", [puzzle_row(choices=("seal", "fish", "candle", "rock"))])
     settings = Settings(method="cosine", vocabulary_files=[words])
-    service = build_service(settings, encoder=Encoder(model=base_model, model_id=base_model_version(), cache_dir=cache_dir))
-    assert isinstance(service.encoder.model, OnnxSentenceEncoder) and service.encoder.model.quantization == "fp32"
-    assert service.ranker.encoders() == [service.encoder] and service.encoder.model_id.endswith("+onnx-fp32")
+    service = build_service(settings, base=Encoder(model=base_model, model_id=base_model_version(), cache_dir=cache_dir))
+    assert isinstance(service.encoders.base.model, OnnxSentenceEncoder) and service.encoders.base.model.quantization == "fp32"
+    assert service.ranker.encoders() == [service.encoders.base] and service.encoders.base.model_id.endswith("+onnx-fp32")
     assert service.model_name.startswith("cosine") and "+onnx-fp32" in service.model_name
     [cache_file] = cache_dir.glob("*.npz")
     written = cache_file.read_bytes()
     texts = ["sunflower", "a small boat", "candle"]
-    np.testing.assert_allclose(service.encoder.encode(texts), base_model.encode(texts, normalize_embeddings=True),
+    np.testing.assert_allclose(service.encoders.base.encode(texts), base_model.encode(texts, normalize_embeddings=True),
                                atol=2e-5)
     [ranked] = service.rank([Clue(("flower", "sun"), ("sunflower", "hammer"))])
     assert ranked.ranking[0] == "sunflower" and cache_file.read_bytes() == written
 
     lazy = Encoder(model_id=base_model_version(), cache_dir=cache_dir)  # would load PyTorch if asked
-    monkeypatch.setattr("pictorank.encoder.load_base_model", lambda: pytest.fail("loaded the PyTorch model"))
-    again = build_service(settings, encoder=lazy)
-    assert again.encoder.model.directory == service.encoder.model.directory
+    monkeypatch.setattr("pictorank.encoders.load_base_model", lambda: pytest.fail("loaded the PyTorch model"))
+    again = build_service(settings, base=lazy)
+    assert again.encoders.base.model.directory == service.encoders.base.model.directory
 
 
 def test_the_torch_runtime_keeps_a_method_on_pytorch(tmp_path, base_model, monkeypatch) -> None:
-    monkeypatch.setenv("PICTORANK_ENCODER_RUNTIME", "torch")
+    monkeypatch.setenv("PICTORANK_ENCODER_RUNTIME", "torch")  # read by the settings, handed down from there
     encoder = Encoder(model=base_model, model_id=base_model_version(), cache_dir=tmp_path / "cache")
     words = write_rows(tmp_path / "words.csv", [puzzle_row(choices=("seal", "fish"))])
-    service = build_service(Settings(method="cosine", vocabulary_files=[words]), encoder=encoder)
-    assert service.encoder is encoder and not (tmp_path / "cache" / "onnx").exists()
+    service = build_service(Settings(method="cosine", vocabulary_files=[words]), base=encoder)
+    assert service.encoders.base is encoder and not (tmp_path / "cache" / "onnx").exists()
 
 
 def test_a_model_directory_is_served_over_the_settings_vocabulary(tmp_path, encoder, api_service) -> None:
     model_dir = tmp_path / "model"
     CosineRanker(encoder=encoder).save(model_dir)
-    service = build_service(Settings(model_dir=model_dir, vocabulary_files=[DATA / "val.csv"]), encoder=encoder)
+    service = build_service(Settings(model_dir=model_dir, vocabulary_files=[DATA / "val.csv"]), base=encoder)
     assert service.model_name.startswith("cosine:model") and service.index.words == api_service.index.words
     clue = Clue(("animal", "water"))
     assert service.rank([clue]) == api_service.rank([clue])
@@ -300,7 +300,7 @@ def test_word_list_extends_the_open_vocabulary(tmp_path, encoder) -> None:
     words = tmp_path / "words.txt"
     words.write_text("zebracorn\n\n  giraffe-whale  \nnot|allowed\n", encoding="utf-8")
     settings = Settings(vocabulary_files=[bundled_data_dir() / "val.csv"], word_list=words)
-    service = build_service(settings, encoder=encoder)
+    service = build_service(settings, base=encoder)
     assert {"zebracorn", "giraffe-whale"} <= set(service.index.words) and "not|allowed" not in service.index.words
     [ranked] = service.rank([Clue(("zebracorn",))])
     assert ranked.ranking[0] == "zebracorn"

@@ -37,7 +37,7 @@ class SlowLengthRanker(Ranker):
 
 @pytest.fixture
 def service() -> RankingService:
-    return RankingService(SlowLengthRanker(), HintVocabulary({1: "sun"}), index=None, encoder=None, model_name="stub")
+    return RankingService(SlowLengthRanker(), HintVocabulary({1: "sun"}), index=None, encoders=None, model_name="stub")
 
 
 def _call_in_threads(service: RankingService, clue_lists: list[list[Clue]]) -> list[object]:

@@ -31,7 +31,7 @@ class LengthRanker(Ranker):
 
 @pytest.fixture(scope="module")
 def stub_service(vocab) -> RankingService:
-    service = RankingService(LengthRanker(), vocab, index=None, encoder=None, model_name="stub-model")
+    service = RankingService(LengthRanker(), vocab, index=None, encoders=None, model_name="stub-model")
     service.ready = True
     return service
 

@@ -20,7 +20,7 @@ def learned_client(small_learned, encoder):
     from pictorank.api.settings import Settings
 
     settings = Settings(vocabulary_files=[DATA / "val.csv"])
-    service = build_service(settings, encoder=encoder, ranker=small_learned)
+    service = build_service(settings, base=encoder, ranker=small_learned)
     service.self_test()
     with TestClient(create_app(settings, service=service)) as client:
         yield client

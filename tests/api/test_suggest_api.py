@@ -18,7 +18,6 @@ from pictorank.api.app import create_app
 from pictorank.api.clues import ClueGiver, build_clue_giver
 from pictorank.api.settings import Settings
 from pictorank.suggest import is_valid_clue
-from pictorank.suggest.suggester import fine_tuned_encoder
 
 JSON = {"content-type": "application/json"}
 
@@ -39,7 +38,7 @@ def client(api_service, clue_giver) -> Iterator[TestClient]:
 
 def test_a_served_learned_model_lends_its_fine_tuned_encoder_as_reader(api_service, clue_giver) -> None:
     assert clue_giver.suggester is not None
-    assert clue_giver.suggester.reader is fine_tuned_encoder(api_service.ranker)
+    assert clue_giver.suggester.reader is api_service.encoders.finetuned
 
 
 def _suggest(client: TestClient, **body) -> dict:
@@ -223,7 +222,7 @@ def test_the_background_fit_never_holds_the_lock_for_long(api_service) -> None:
     """The fit encodes thousands of strings; /rank must get the lock between chunks of them."""
     import threading
 
-    from pictorank.api.clues import LockedEncoder
+    from pictorank.encoders import LockedEncoder
 
     holds: list[int] = []
 
@@ -232,10 +231,10 @@ def test_the_background_fit_never_holds_the_lock_for_long(api_service) -> None:
 
         def encode(self, texts, show_progress=False):
             holds.append(len(texts))
-            return api_service.encoder.encode(texts)
+            return api_service.encoders.base.encode(texts)
 
     locked = LockedEncoder(Counting(), threading.Lock())  # type: ignore[arg-type]
     texts = [f"word {i}" for i in range(100)]
     vectors = locked.encode(texts)
     assert vectors.shape[0] == 100 and max(holds) <= LockedEncoder.CHUNK and sum(holds) == 100
-    assert (vectors[5] == api_service.encoder.encode(["word 5"])[0]).all()
+    assert (vectors[5] == api_service.encoders.base.encode(["word 5"])[0]).all()

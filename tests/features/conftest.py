@@ -9,7 +9,7 @@ from typing import Any, Sequence
 import numpy as np
 import pytest
 
-from pictorank.encoder import Encoder
+from pictorank.encoders import Encoder
 from pictorank.query import Query
 
 

@@ -161,7 +161,7 @@ class _SlowModel:
 def test_two_encoders_encode_side_by_side_and_an_error_reaches_the_caller():
     import time
 
-    from pictorank.encoder import Encoder
+    from pictorank.encoders import Encoder
     from pictorank.features.extractor import encode_side_by_side
 
     first, second = _SlowModel(), _SlowModel()
@@ -177,7 +177,7 @@ def test_two_encoders_encode_side_by_side_and_an_error_reaches_the_caller():
 
 
 def test_one_encoder_serving_both_spaces_encodes_once():
-    from pictorank.encoder import Encoder
+    from pictorank.encoders import Encoder
     from pictorank.features.extractor import encode_side_by_side
 
     model = _SlowModel()

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from helpers import SMALL_STOP_ROWS
-from pictorank.encoder import Encoder
+from pictorank.encoders import Encoder
 from pictorank.evaluation.evaluate import evaluate_rankings
 from pictorank.errors import ModelError, NotFittedError
 from pictorank.features import FeatureExtractor

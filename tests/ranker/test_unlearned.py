@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from pictorank.artifacts import FORMAT_VERSION, library_versions
-from pictorank.encoder import Encoder
+from pictorank.encoders import Encoder
 from pictorank.errors import ModelError, UsageError
 from pictorank.evaluation.evaluate import evaluate_rankings
 from pictorank.puzzles import HintVocabulary, Puzzle, to_queries

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pictorank import encoder as encoder_module
+from pictorank.encoders import memo as encoder_module
 from pictorank.cli import main
 
 # A slice of train has classes seen once: scikit-learn warns, harmlessly, that y looks continuous.
@@ -111,15 +111,21 @@ def _reader_args(**given: object) -> "argparse.Namespace":
     return argparse.Namespace(**{"reader": None, "model": None, "quiet": False, **given})
 
 
+def _settings():
+    from pictorank.settings import CommonSettings
+
+    return CommonSettings()
+
+
 def test_without_a_default_model_there_is_no_reader_and_it_says_so(
     tmp_path: Path, no_model: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from pictorank import cli
 
     monkeypatch.setenv("PICTORANK_DEFAULT_MODEL_DIR", str(tmp_path / "absent"))
-    assert cli._reading_model(_reader_args(), encoder=None, guesser=None) is None
+    assert cli._reading_dir(_reader_args(), _settings()) == (None, False)
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == [f"pictorank: no reader: no model at {tmp_path / 'absent'} (train one, or name one with --reader)"]
+    assert err == [f"pictorank: no reader: the default model did not load (no model at {tmp_path / 'absent'})"]
 
 
 def test_a_default_model_that_does_not_load_leaves_the_reader_out(
@@ -131,7 +137,7 @@ def test_a_default_model_that_does_not_load_leaves_the_reader_out(
     broken.mkdir()
     (broken / "ranker.json").write_text("{not json", encoding="utf-8")
     monkeypatch.setenv("PICTORANK_DEFAULT_MODEL_DIR", str(broken))
-    assert cli._reading_model(_reader_args(), encoder=None, guesser=None) is None
+    assert cli._reading_dir(_reader_args(), _settings()) == (None, False)
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("pictorank: no reader: the default model did not load (")
 
@@ -140,11 +146,11 @@ def test_reader_none_never_looks_for_the_default_model(no_model: None, monkeypat
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     from pictorank import cli
 
-    def refuse() -> Path:
+    def refuse(settings: object) -> None:
         raise AssertionError("the default model was looked for")
 
-    monkeypatch.setattr(cli, "default_model_dir", refuse)
-    assert cli._reading_model(_reader_args(reader="none"), encoder=None, guesser=None) is None
+    monkeypatch.setattr(cli, "default_model", refuse)
+    assert cli._reading_dir(_reader_args(reader="none"), _settings()) == (None, False)
     assert capsys.readouterr().err == ""
 
 
@@ -152,27 +158,27 @@ def test_the_guessers_model_reads_when_no_reader_is_named(no_model: None, monkey
     """`--model DIR` alone: the model's fine-tuned encoder reads, as a service of DIR reads with it."""
     from pictorank import cli
 
-    guesser = object()
-    monkeypatch.setattr(cli, "default_model_dir", lambda: (_ for _ in ()).throw(AssertionError("default looked up")))
-    assert cli._reading_model(_reader_args(model="models/x"), encoder=None, guesser=guesser) is guesser
+    monkeypatch.setattr(cli, "default_model", lambda settings: (_ for _ in ()).throw(AssertionError("default looked up")))
+    assert cli._reading_dir(_reader_args(model="models/x"), _settings()) == (Path("models/x"), False)
 
 
-def test_a_default_model_without_a_fine_tuned_encoder_reads_nothing(
+def test_a_default_model_is_read_with_when_it_checks_out(
     tmp_path: Path, no_model: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from pictorank import cli
+    from pictorank.ranker import CosineRanker
 
-    (tmp_path / "ranker.json").write_text("{}", encoding="utf-8")
-    monkeypatch.setenv("PICTORANK_DEFAULT_MODEL_DIR", str(tmp_path))
-    monkeypatch.setattr(cli, "load_ranker", lambda directory, encoder: "an unlearned ranker")
-    assert cli._reading_model(_reader_args(), encoder=None, guesser=None) is None
-    assert capsys.readouterr().err.strip() == f"pictorank: no reader: {tmp_path} has no fine-tuned encoder"
+    CosineRanker(encoder=object()).save(tmp_path / "default")  # type: ignore[arg-type]
+    monkeypatch.setenv("PICTORANK_DEFAULT_MODEL_DIR", str(tmp_path / "default"))
+    assert cli._reading_dir(_reader_args(), _settings()) == (tmp_path / "default", True)
+    assert capsys.readouterr().err == ""
 
 
 def test_the_default_model_dir_follows_its_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pictorank.api.settings import Settings, bundled_model_dir, default_model_dir
+    from pictorank.api.settings import Settings
+    from pictorank.settings import CommonSettings, bundled_model_dir
 
     monkeypatch.setenv("PICTORANK_DEFAULT_MODEL_DIR", str(tmp_path))
-    assert default_model_dir() == tmp_path == Settings().default_model_dir
+    assert CommonSettings().default_model_dir == tmp_path == Settings().default_model_dir
     monkeypatch.delenv("PICTORANK_DEFAULT_MODEL_DIR")
-    assert default_model_dir() == bundled_model_dir() == Settings().default_model_dir
+    assert CommonSettings().default_model_dir == bundled_model_dir() == Settings().default_model_dir

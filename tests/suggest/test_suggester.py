@@ -15,7 +15,7 @@ from pictorank.ranker import SeedRanker
 from pictorank.suggest import ClueModel, Suggester, fit_or_load, is_valid_clue
 from pictorank.suggest.glossary import GLOSSARY
 from pictorank.suggest.evaluate import agreement, evaluate_suggestions, suggest_for_puzzles
-from pictorank.suggest.suggester import READER_WEIGHT, fine_tuned_encoder
+from pictorank.suggest.suggester import READER_WEIGHT
 
 SLICE = 300  # train rows: enough for 2 folds, fitted in seconds
 SMALL = {"folds": 2, "trees": 30, "tower_epochs": 2}
@@ -110,8 +110,12 @@ def test_the_reader_reads_the_word_with_its_gloss(clue_model, vocab, encoder) ->
     assert after.likeness - before.likeness == pytest.approx(READER_WEIGHT * float(vectors[2] @ target), abs=1e-6)
 
 
-def test_only_a_learned_ranker_has_a_reader(encoder) -> None:
-    assert fine_tuned_encoder(SeedRanker(encoder)) is None
+def test_an_unlearned_method_has_no_reader(encoder, vocab) -> None:
+    from pictorank.encoders import Encoders
+    from pictorank.ranker.registry import serving_encoders
+    from pictorank.settings import CommonSettings
+
+    assert serving_encoders(None, CommonSettings(), base=encoder) == Encoders(encoder)
 
 
 def test_a_train_word_gets_its_clue_back_marked_known(suggester: Suggester, train_puzzles, vocab) -> None:
@@ -224,7 +228,7 @@ def test_a_saved_tower_runs_on_onnx_and_a_missing_one_is_a_damaged_model(clue_mo
                                                                          tmp_path: Path) -> None:
     import shutil
 
-    from pictorank.onnx_encoder import OnnxSentenceEncoder
+    from pictorank.encoders.onnx import OnnxSentenceEncoder
     from pictorank.suggest.tower import TOWER_DIR
 
     clue_model.save(tmp_path / "model")
@@ -255,7 +259,7 @@ def test_the_model_is_tied_to_the_encoder_it_was_fitted_with(clue_model: ClueMod
                                                               tmp_path: Path) -> None:
     """An ONNX int8 export (the base encoder a learned model may hand the service) gives other
     vectors than PyTorch: a model fitted on one is never read back or scored with the other."""
-    from pictorank.encoder import Encoder
+    from pictorank.encoders import Encoder
     from pictorank.suggest.model import fitted_key
 
     onnx = Encoder(model=encoder.model, model_id=f"{encoder.model_id}+onnx-int8")

@@ -110,14 +110,14 @@ def _a_service_of_the_model_finds_its_clue_model(tmp_path, hints: str, monkeypat
     from pictorank.api.clues import build_clue_giver
     from pictorank.api.service import build_service
     from pictorank.api.settings import Settings
-    from pictorank.encoder import Encoder
+    from pictorank.encoders import Encoder
     from pictorank.suggest.model import ClueModel
 
     elsewhere = tmp_path / "another-machine-cache"
     settings = Settings(model_dir=tmp_path / "m", hints=hints, suggest_train=tmp_path / "train.csv",
                         vocabulary_files=[tmp_path / "val.csv"], cache_dir=elsewhere)
-    service = build_service(settings, encoder=Encoder(cache_dir=elsewhere))
-    assert service.encoder.model_id.endswith("+onnx-int8")  # not the PyTorch encoder the CLI suggests with
+    service = build_service(settings, base=Encoder(cache_dir=elsewhere))
+    assert service.encoders.base.model_id.endswith("+onnx-int8")  # the model's own export, not PyTorch
 
     def refuse(*args, **kwargs):
         raise AssertionError("the service fitted the clue model: train did not leave it in the model folder")
@@ -125,7 +125,7 @@ def _a_service_of_the_model_finds_its_clue_model(tmp_path, hints: str, monkeypat
     monkeypatch.setattr(ClueModel, "fit", refuse)
     giver = build_clue_giver(settings, service)
     assert giver.error is None and giver.suggester is not None
-    assert giver.suggester.model.encoder.model_id == service.encoder.model_id
+    assert giver.suggester.model.encoder.model_id == service.encoders.base.model_id
     assert not (elsewhere / "suggest").exists()  # read from the model folder, not fitted into this cache
 
 

@@ -1,4 +1,4 @@
-"""Training features through the encoders the model will be served with (pictorank.train.served)."""
+"""Training features through the encoders the model will be served with (pictorank.encoders.runtime)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from importlib.metadata import version
 
 import numpy as np
 
-from pictorank.onnx_encoder import OnnxSentenceEncoder
-from pictorank.train.served import served_encoder
+from pictorank.encoders.onnx import OnnxSentenceEncoder
+from pictorank.encoders.runtime import served_encoder
 
 
 def test_without_an_export_the_model_itself_encodes(base_model):

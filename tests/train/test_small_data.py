@@ -15,7 +15,7 @@ import pytest
 
 from helpers import puzzle_row, write_hints, write_rows
 from pictorank.cli import main
-from pictorank.encoder import Encoder
+from pictorank.encoders import Encoder
 from pictorank.errors import UsageError
 from pictorank.query import Query
 from pictorank.train import TrainConfig, build_tables, fit_ranker_from_tables

@@ -25,7 +25,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from pictorank.api.clues import BuildCancelled, ClueGiver, build_clue_giver
+from pictorank.api.clues import ClueGiver, build_clue_giver
 from pictorank.api.errors import http_error_handler, validation_error_handler
 from pictorank.api.game import GamePuzzles
 from pictorank.api.middleware import BodyLimits, HeadAsGet, Metrics, MetricsMiddleware, NoSniff, StrictJSON
@@ -33,6 +33,7 @@ from pictorank.api.icons import IconStore
 from pictorank.api.routes import game, operations, ranking, rerank, suggest, vocabulary
 from pictorank.api.service import RankingService, build_service
 from pictorank.api.settings import Settings
+from pictorank.encoders import Cancelled
 
 log = logging.getLogger(__name__)
 SHUTDOWN_WAIT = 60.0  # seconds a stopping service waits for a clue-model fit past its encoding
@@ -83,7 +84,7 @@ def _build_clue_giver_in_background(app: FastAPI, service: RankingService) -> tu
     def build() -> None:
         try:
             app.state.clues = build_clue_giver(app.state.settings, service, stop)
-        except BuildCancelled:
+        except Cancelled:
             pass
         except Exception as exc:  # a thread's error would otherwise vanish and leave /suggest "loading"
             log.exception("the clue-giver could not be built")

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import atexit
-import json
 import multiprocessing
 import os
 import secrets
@@ -24,13 +23,11 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
 from pictorank.api.settings import Settings
-from pictorank.artifacts import check_files, check_versions
-from pictorank.config import use_offline_environment
-from pictorank.errors import DataError, ModelError, PictorankError, SettingsError
-from pictorank.ranker import CONFIG_FILE, DEFAULT_METHOD, METHODS
+from pictorank.errors import DataError, ModelError, PictorankError
+from pictorank.ranker import DEFAULT_METHOD, METHODS
+from pictorank.ranker.registry import default_model
+from pictorank.settings import read_settings, use_offline_environment
 
 if TYPE_CHECKING:
     import uvicorn
@@ -147,12 +144,7 @@ def _settings_from(args: argparse.Namespace) -> Settings:
     use_offline_environment()
     # A server's log has no progress bars (model loading draws one); its first line says what it serves.
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    try:
-        return Settings()
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        variable = "PICTORANK_" + "_".join(str(part) for part in error["loc"][:1]).upper()
-        raise SettingsError(variable, error["msg"]) from None
+    return read_settings(Settings)
 
 
 def wants_default_model(settings: Settings) -> bool:
@@ -164,26 +156,27 @@ def _load_service(settings: Settings) -> "RankingService":
     """Load what to serve, then say what it is in the first log line (progress bars are off, so
     nothing comes before it; a start-up error stays a single line).
 
-    Nothing asked for: the default model directory when it exists and loads, else the unlearned
-    method, with the reason. A model directory that was asked for and fails is an error (exit 2).
+    Nothing asked for: the default model directory when it checks out and loads, else the
+    unlearned method, with the reason. A model directory that was asked for and fails is an error
+    (exit 2).
     """
     from pictorank.api.service import build_service  # lazy: see cmd_serve
-    from pictorank.encoder import Encoder
 
     if not wants_default_model(settings):
         service = build_service(settings)
         _announce(f"serving {service.model_name}")
         return service
-    default = settings.default_model_dir
-    encoder = Encoder(cache_dir=settings.cache_dir)  # shared by both attempts: the model loads once
-    try:
-        _check_model_dir(default)
-        service = build_service(settings.model_copy(update={"model_dir": default}), encoder=encoder)
-    except ModelError as exc:
-        service = build_service(settings, encoder=encoder)
-        _announce(f"serving {service.model_name}: the default model did not load ({exc})")
-        return service
-    _announce(f"serving {service.model_name} from {default} (the default model)")
+    directory, why = default_model(settings)
+    if directory is not None:
+        try:
+            service = build_service(settings.model_copy(update={"model_dir": directory}))
+        except ModelError as exc:
+            why = f"the default model did not load ({exc})"
+        else:
+            _announce(f"serving {service.model_name} from {why}")
+            return service
+    service = build_service(settings)
+    _announce(f"serving {service.model_name}: {why}")
     return service
 
 
@@ -195,13 +188,11 @@ def _choose_for_workers(settings: Settings) -> str:
     workers = f"{settings.workers} workers"
     if not wants_default_model(settings):
         return f"serving {settings.model_dir or settings.method} with {workers}"
-    default = settings.default_model_dir
-    try:
-        _check_model_dir(default)
-    except ModelError as exc:
-        return f"serving {settings.method} with {workers}: the default model did not load ({exc})"
-    os.environ["PICTORANK_MODEL_DIR"] = str(default)
-    return f"serving {default} (the default model) with {workers}"
+    directory, why = default_model(settings)
+    if directory is None:
+        return f"serving {settings.method} with {workers}: {why}"
+    os.environ["PICTORANK_MODEL_DIR"] = str(directory)
+    return f"serving {why} with {workers}"
 
 
 def _share_game_key() -> None:
@@ -209,22 +200,6 @@ def _share_game_key() -> None:
     one worker must be checked by whichever worker gets the guess."""
     if not os.environ.get("PICTORANK_GAME_KEY"):
         os.environ["PICTORANK_GAME_KEY"] = secrets.token_hex(32)
-
-
-def _check_model_dir(directory: Path) -> None:
-    """The checks loading makes before any weights are read: config, versions, file hashes."""
-    config_path = directory / CONFIG_FILE
-    if not config_path.is_file():
-        raise ModelError(f"no {config_path}")
-    try:
-        config = json.loads(config_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ModelError(f"{config_path}: corrupt model config ({exc})") from None
-    if not isinstance(config, dict):
-        raise ModelError(f"{config_path}: the model config must be a JSON object")
-    check_versions(config.get("versions"), config_path)
-    if "files" in config:
-        check_files(directory, config["files"], config_path)
 
 
 def _announce(served: str) -> None:

@@ -18,13 +18,13 @@ import faiss
 import numpy as np
 
 from pictorank.api.settings import Settings
-from pictorank.encoder import Encoder
+from pictorank.encoders import Encoder, Encoders
 from pictorank.errors import DataError
 from pictorank.puzzles import HintVocabulary, load_hints, load_puzzles
 from pictorank.query import Query, joined_text
 from pictorank.ranker import Ranker, load_ranker, make_ranker
 from pictorank.ranker.explain import Explanation
-from pictorank.ranker.runtime import method_encoder
+from pictorank.ranker.registry import serving_encoders
 
 
 class VocabularyIndex:
@@ -107,7 +107,8 @@ class RankingService:
     ranker : the fitted ranker to serve.
     vocab : the pictogram vocabulary, to turn hint ids into descriptions.
     index : answer words for open-vocabulary mode (None disables that mode).
-    encoder : embeds clues for the index search (the base encoder the index was built with).
+    encoders : the served model's encoders, built once at start-up: the index was built with
+        the base one, which embeds clues for its search; the clue-giver uses them too.
     model_name : how responses name the model.
     open_vocab_candidates : words taken from the index before ranking.
     model_dir : the folder the ranker was loaded from (None for an unlearned method): where the
@@ -119,7 +120,7 @@ class RankingService:
         ranker: Ranker,
         vocab: HintVocabulary,
         index: VocabularyIndex | None,
-        encoder: Encoder,
+        encoders: Encoders,
         model_name: str,
         open_vocab_candidates: int = 100,
         model_dir: Path | None = None,
@@ -127,7 +128,7 @@ class RankingService:
         self.ranker = ranker
         self.vocab = vocab
         self.index = index
-        self.encoder = encoder
+        self.encoders = encoders
         self.model_name = model_name
         self.open_vocab_candidates = open_vocab_candidates
         self.model_dir = model_dir
@@ -232,7 +233,7 @@ class RankingService:
         (`extra` more, to make up for excluded words)."""
         if self.index is None:
             raise RuntimeError("open-vocabulary mode is disabled: the service has no vocabulary index")
-        clue_vectors = self.encoder.encode([joined_text(hints) for hints in hint_lists])
+        clue_vectors = self.encoders.base.encode([joined_text(hints) for hints in hint_lists])
         return self.index.search(clue_vectors, self.open_vocab_candidates + extra)
 
     def self_test(self) -> None:
@@ -266,33 +267,29 @@ def model_name(ranker: Ranker, model_dir: Path | None, encoder: Encoder) -> str:
     return f"{served} (pictorank {version('pictorank')}, {encoder.model_id})"
 
 
-def index_encoder(ranker: Ranker, encoder: Encoder) -> Encoder:
-    """The encoder a service searches its vocabulary and fits its clue-giver with: a ranker may run
-    its own encoders (a learned model's ONNX exports, an unlearned method's fp32 export:
-    pictorank.ranker.runtime), and the index must live in the space of the ranker's base encoder;
-    `encoder` for a ranker with none of its own."""
-    return ranker.encoders()[0] if ranker.encoders() else encoder
+def build_service(settings: Settings, encoders: Encoders | None = None, ranker: Ranker | None = None,
+                  base: Encoder | None = None) -> RankingService:
+    """Load everything the settings name; `encoders`/`ranker` may be injected (tests, benchmarks),
+    or `base`, the base encoder the served encoders are built on (an already loaded model).
 
-
-def build_service(settings: Settings, encoder: Encoder | None = None, ranker: Ranker | None = None) -> RankingService:
-    """Load everything the settings name; `encoder`/`ranker` may be injected (tests, benchmarks).
-
-    The cheap checks come first (hint file, model config), so a bad setting fails in a second,
-    not after the model has loaded and the vocabulary has been encoded.
+    The encoders are built once, here (pictorank.ranker.registry.serving_encoders), and handed to
+    the ranker and the vocabulary index; the clue-giver takes them from the service. The cheap
+    checks come first (hint file, model config), so a bad setting fails in a second, not after
+    the model has loaded and the vocabulary has been encoded.
     """
-    encoder = encoder or Encoder(cache_dir=settings.cache_dir)
     vocab = load_hints(settings.hints)
     words = vocabulary_words(settings.vocabulary_files, settings.word_list)
+    if encoders is None:
+        encoders = serving_encoders(settings.model_dir, settings, base)
     if ranker is None:
         if settings.model_dir is not None:
-            ranker = load_ranker(settings.model_dir, encoder=encoder)
+            ranker = load_ranker(settings.model_dir, encoders=encoders)
         else:
-            ranker = make_ranker(settings.method, encoder=method_encoder(encoder))
-    encoder = index_encoder(ranker, encoder)
+            ranker = make_ranker(settings.method, encoder=encoders.base)
     # Start-up writes the vocabulary's vectors to the disk cache (restarts and further workers
     # read them back); requests never write it (Encoder.encode does not). Every encoder of the
     # ranker embeds the vocabulary now, so a clue over known words encodes only the clue.
-    index = VocabularyIndex.build(words, encoder)
+    index = VocabularyIndex.build(words, encoders.base)
     ranker.prepare(words)
-    name = model_name(ranker, settings.model_dir, encoder)
-    return RankingService(ranker, vocab, index, encoder, name, settings.open_vocab_candidates, settings.model_dir)
+    name = model_name(ranker, settings.model_dir, encoders.base)
+    return RankingService(ranker, vocab, index, encoders, name, settings.open_vocab_candidates, settings.model_dir)

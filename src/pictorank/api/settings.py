@@ -20,39 +20,23 @@ Examples::
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from pictorank.config import cache_dir_problem, default_cache_dir
 from pictorank.ranker import DEFAULT_METHOD, METHODS
+from pictorank.settings import CommonSettings, repository_root
 
 
 def bundled_data_dir() -> Path:
     """`data/bliss` of the repository this package was installed from (editable install)."""
-    return Path(__file__).resolve().parents[3] / "data" / "bliss"
+    return repository_root() / "data" / "bliss"
 
 
-def bundled_model_dir() -> Path:
-    """`models/default` of the repository: what `make demo` trains and `pictorank serve` prefers."""
-    return Path(__file__).resolve().parents[3] / "models" / "default"
-
-
-def default_model_dir() -> Path:
-    """`Settings.default_model_dir` alone, for the command line: its variable
-    (PICTORANK_DEFAULT_MODEL_DIR) or the bundled folder, without validating every other setting,
-    which a command that only wants this folder should not fail on."""
-    value = os.environ.get("PICTORANK_DEFAULT_MODEL_DIR", "").strip()
-    return Path(value) if value else bundled_model_dir()
-
-
-class Settings(BaseSettings):
-    """What the service serves and how; see the module docstring for the environment variables."""
-
-    model_config = SettingsConfigDict(env_prefix="PICTORANK_", protected_namespaces=(), extra="ignore")
+class Settings(CommonSettings):
+    """What the service serves and how, on top of the settings every entry point shares (cache,
+    memory bound, encoder runtime, default model); see the module docstring for the variables."""
 
     # What to serve.
     model_dir: Path | None = Field(None, description="saved model directory; None serves `method`")
@@ -72,11 +56,6 @@ class Settings(BaseSettings):
         None, description="folder of <hintID>.svg pictogram drawings served at /hints/{id}/icon; default "
         "hint_icons/ beside the hints file; a missing folder means text-only pictograms"
     )
-    default_model_dir: Path = Field(
-        default_factory=bundled_model_dir,
-        description="what `pictorank serve` serves when neither model_dir nor method is set, if it loads "
-        "(otherwise `method`); default <repo>/models/default",
-    )
     game_puzzles: Path | None = Field(None, description="puzzles with answers for the game page at /; default <data_dir>/val.csv")
     suggest_train: Path | None = Field(
         None, description="puzzles with answers whose clues teach POST /suggest how people clue; default "
@@ -92,11 +71,6 @@ class Settings(BaseSettings):
         "with its workers); default: a random key per process", min_length=16,
     )
     open_vocab_candidates: int = Field(100, ge=1, le=1000, description="words the faiss search passes to the ranker")
-    cache_dir: Path = Field(
-        default_factory=default_cache_dir,
-        description="on-disk embedding cache, shared with the CLI (default ~/.cache/pictorank): restarts and "
-        "further workers skip encoding the vocabulary",
-    )
 
     # How to serve it.
     host: str = "127.0.0.1"
@@ -119,15 +93,6 @@ class Settings(BaseSettings):
     keep_alive_timeout: int = Field(
         5, ge=1, le=3600, description="seconds an idle keep-alive connection stays open (uvicorn's timeout_keep_alive)"
     )
-
-    @field_validator("cache_dir")
-    @classmethod
-    def _usable_cache_dir(cls, path: Path) -> Path:
-        """A file here would end start-up in a traceback when the vocabulary's vectors are saved."""
-        problem = cache_dir_problem(path)
-        if problem:
-            raise ValueError(f"{path} {problem}")
-        return path
 
     @field_validator("method")
     @classmethod

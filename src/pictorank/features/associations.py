@@ -22,7 +22,7 @@ from typing import Collection, Sequence
 
 import numpy as np
 
-from pictorank.encoder import Encoder
+from pictorank.encoders import Encoder
 from pictorank.features.text import tokens
 from pictorank.query import Query, joined_text
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pictorank.encoder import Encoder
+from pictorank.encoders import Encoder
 from pictorank.features.pooling import learned_weights, pooled_cosines
 from pictorank.query import Query, joined_text, seed_text
 

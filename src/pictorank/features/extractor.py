@@ -38,7 +38,7 @@ import pandas as pd
 from threadpoolctl import ThreadpoolController
 
 from pictorank.artifacts import read_json, write_json
-from pictorank.encoder import Encoder
+from pictorank.encoders import Encoder
 from pictorank.errors import ModelError, NotFittedError
 from pictorank.features import associations, cosine, familiarity, hubness, lexical, query_size
 from pictorank.features.associations import Reference, TokenStats
@@ -129,7 +129,8 @@ class FeatureExtractor:
     def _set_reference(self, reference: Reference) -> None:
         """Use `reference`, with a fresh hubness memo (the memo is only valid for its reference)."""
         self.reference_ = reference
-        self.hubness_ = {space: HubnessMemo(reference, self.hub_k, space=space) for space in SPACES}
+        self.hubness_ = {space: HubnessMemo(reference, self.hub_k, max_size=self.base_encoder.max_cached, space=space)
+                        for space in SPACES}
 
     def prepare(self, options: Collection[str]) -> None:
         """Encode `options` with both encoders and memoise their hubness (a server's vocabulary)."""

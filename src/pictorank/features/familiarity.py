@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pictorank.encoder import Encoder
+from pictorank.encoders import Encoder
 from pictorank.features.associations import Reference, excluded_rows
 from pictorank.query import Query, joined_text
 

@@ -16,8 +16,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from pictorank.config import max_cached_strings
-from pictorank.encoder import Encoder
+from pictorank.settings import DEFAULT_MAX_CACHED_STRINGS
+from pictorank.encoders import Encoder
 from pictorank.features.associations import Reference
 from pictorank.query import Query, joined_text
 
@@ -34,7 +34,7 @@ class HubnessMemo:
     """Each option's hubness against the train clues of `reference` in one encoder space,
     memoised: options recur across queries, so each is computed once, many in one matrix
     product. The memo forgets the least recently used options past `max_size`, so a server
-    stays bounded.
+    stays bounded (a feature extractor bounds it like its base encoder's memo).
 
     k : nearest train clues averaged for an option's hubness.
     space : whose clue vectors of `reference` to read ('base' or 'ft'); the encoder given to
@@ -43,7 +43,7 @@ class HubnessMemo:
 
     reference: Reference
     k: int
-    max_size: int = field(default_factory=max_cached_strings)
+    max_size: int = DEFAULT_MAX_CACHED_STRINGS
     values: OrderedDict[str, float] = field(default_factory=OrderedDict)
     space: str = "base"
 

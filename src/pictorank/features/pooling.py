@@ -12,7 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
-from pictorank.encoder import Encoder
+from pictorank.encoders import Encoder
 from pictorank.query import Query
 
 MAX_POSITION_BUCKET = 4  # clues of 4 or more hints share one set of position weights

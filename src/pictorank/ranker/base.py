@@ -17,7 +17,7 @@ import numpy as np
 from tqdm import tqdm
 
 from pictorank.artifacts import library_versions, write_json
-from pictorank.encoder import Encoder
+from pictorank.encoders import Encoder, Encoders
 from pictorank.errors import ModelError
 from pictorank.puzzles import HintVocabulary, Puzzle, to_queries
 from pictorank.query import Query
@@ -103,12 +103,18 @@ class Ranker(ABC):
         return {}
 
     @classmethod
-    def from_config(cls, config: dict[str, Any], directory: Path, encoder: Encoder | None) -> "Ranker":
+    def load_encoders(cls, config: dict[str, Any], directory: Path, base: Encoder | None = None,
+                      runtime: str = "onnx", threads: int | None = None) -> Encoders:
+        """The encoders a saved ranker of this class reads: here the base model's, `base` when given."""
+        return Encoders(base or Encoder())
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], directory: Path, encoders: Encoders) -> "Ranker":
         """The ranker a saved `ranker.json` describes; rankers without parameters accept none."""
         params = config.get("params", {})
         if params:
             raise ModelError(f"{directory / CONFIG_FILE}: invalid parameters for {cls.method!r}: {params!r}")
-        return cls(encoder=encoder)  # type: ignore[call-arg]
+        return cls(encoder=encoders.base)  # type: ignore[call-arg]
 
     def save(self, directory: str | os.PathLike) -> None:
         """Write the ranker's config (method, parameters, versions) to `directory`."""

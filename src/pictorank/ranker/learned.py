@@ -16,7 +16,7 @@ directory is refused with a ModelError instead of ranking with the wrong feature
                        absent in directories trained before it existed: confidence is then null
     onnx/, vocabulary.npz
                        both encoders exported to ONNX and the training vocabulary embedded by
-                       them (ranker.runtime); absent in directories trained before issue 11,
+                       them (ranker.shipped); absent in directories trained before issue 11,
                        which then run on PyTorch
 """
 
@@ -30,9 +30,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from pictorank.config import encoder_runtime
 from pictorank.artifacts import check_files, hash_files, inside, library_versions, read_json, replacing_dir, write_json
-from pictorank.encoder import Encoder, base_model_version, load_model_dir
+from pictorank.encoders import DEFAULT_QUANTIZATION, Encoder, Encoders, Quantization, base_model_version, load_model_dir
 from pictorank.errors import ModelError
 from pictorank.features import FeatureExtractor, feature_names
 from pictorank.query import Query
@@ -41,7 +40,7 @@ from pictorank.ranker.base import CONFIG_FILE, Ranker
 from pictorank.ranker.calibration import CALIBRATION_FILE, Calibrator, shipped_calibrator
 from pictorank.ranker.fallback import COSINE_COLUMN, KNOWN_COLUMN, blend_rows, blended_confidence, unseen_weight
 from pictorank.ranker.explain import Explanation, hint_similarities, learned_explanation
-from pictorank.ranker.runtime import DEFAULT_QUANTIZATION, load_runtime_encoders, preload_vocabulary, write_runtime
+from pictorank.ranker.shipped import load_runtime_encoders, preload_vocabulary, write_runtime
 
 if TYPE_CHECKING:  # lightgbm pulls in scikit-learn and scipy (~0.9 s); seed and cosine never need it
     import lightgbm as lgb
@@ -70,8 +69,8 @@ class LearnedRanker(Ranker):
     fallback : blend each row's scores towards plain cosine by the share of the clue's
         descriptions train never saw (pictorank.ranker.fallback); False for models trained
         before it existed, which rank with LightGBM alone.
-    quantization : how `save` exports the encoders to ONNX ('int8', 'int8-ffn', 'fp32', or one
-        per encoder; None: no export, the saved model runs on PyTorch). See pictorank.ranker.runtime.
+    quantization : how `save` exports the encoders to ONNX (None: no export, the saved model runs
+        on PyTorch). See pictorank.ranker.shipped.
     finetuned_id : the fine-tuned encoder's model id as saved (set when loading; by default the
         extractor's fine-tuned Encoder's id).
     """
@@ -88,7 +87,7 @@ class LearnedRanker(Ranker):
         training: dict[str, Any] | None = None,
         calibrator: Calibrator | None = None,
         fallback: bool = False,
-        quantization: str | None = DEFAULT_QUANTIZATION,
+        quantization: Quantization | None = DEFAULT_QUANTIZATION,
         finetuned_id: str | None = None,
     ) -> None:
         if list(booster.feature_name()) != list(feature_names):
@@ -218,7 +217,7 @@ class LearnedRanker(Ranker):
         """Write the model directory atomically: a half-written directory never replaces a good one,
         and a folder pictorank did not write is only replaced with `force`.
 
-        `vocabulary`: (texts, options) to ship embedded with the ONNX export (pictorank.ranker.runtime),
+        `vocabulary`: (texts, options) to ship embedded with the ONNX export (pictorank.ranker.shipped),
         e.g. every hint description and the training files' options; the options also get their hubness.
         """
         with replacing_dir(directory, force, kind="model") as staging:
@@ -255,10 +254,27 @@ class LearnedRanker(Ranker):
         return {**base, "finetuned": {"dir": ENCODER_DIR, "model_id": self.finetuned_id or finetuned.model_id}}
 
     @classmethod
-    def from_config(cls, config: dict[str, Any], directory: Path, encoder: Encoder | None) -> "LearnedRanker":
-        """Load a model directory, refusing anything that does not match what was saved."""
+    def load_encoders(cls, config: dict[str, Any], directory: Path, base: Encoder | None = None,
+                      runtime: str = "onnx", threads: int | None = None) -> Encoders:
+        """The encoders a saved model reads: its ONNX exports (runtime `onnx`, when it ships them), or
+        the base model and the fine-tuned weights on PyTorch. `base` lends its disk cache folder and
+        memory bound (and on PyTorch is the base encoder itself)."""
         where = directory / CONFIG_FILE
         check_files(directory, config.get("files"), where)
+        entry = _encoder_entry(config, where)
+        shipped = config.get("runtime")
+        if shipped is not None and runtime == "onnx":  # no torch: the exported encoders
+            finetuned_id = _finetuned_id(entry.get("finetuned"), where)
+            exports = load_runtime_encoders(directory, shipped, base, finetuned_id, base_model_version(), where, threads)
+            return Encoders(*exports, shipped=True)
+        base = base or Encoder()
+        return Encoders(base, _load_finetuned(directory, entry.get("finetuned"), base, where))
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], directory: Path, encoders: Encoders) -> "LearnedRanker":
+        """Load a model directory over `encoders` (what `load_encoders` made of it), refusing
+        anything that does not match what was saved."""
+        where = directory / CONFIG_FILE
         params = config.get("params")
         if not isinstance(params, dict):
             raise ModelError(f"{where}: 'params' must be a JSON object")
@@ -266,36 +282,48 @@ class LearnedRanker(Ranker):
         num_threads = params.get("num_threads", 2)
         if not isinstance(num_threads, int) or isinstance(num_threads, bool) or not 1 <= num_threads <= 64:
             raise ModelError(f"{where}: params.num_threads must be an integer from 1 to 64, found {num_threads!r}")
-        fallback = params.get("fallback", False)  # absent in models trained before issue 10
+        fallback = params.get("fallback", False)
         if not isinstance(fallback, bool):
             raise ModelError(f"{where}: params.fallback must be true or false, found {fallback!r}")
-        entry = config.get("encoder")
-        if not isinstance(entry, dict) or entry.get("base_model") != base_model_version():
-            found = entry.get("base_model") if isinstance(entry, dict) else entry
-            raise ModelError(f"{where}: made with base encoder {found!r}, installed is {base_model_version()!r}")
-        runtime = config.get("runtime")
-        finetuned_entry = entry.get("finetuned")
-        if runtime is not None and encoder_runtime() == "onnx":  # no torch: the exported encoders
-            finetuned_id = _finetuned_id(finetuned_entry, where)
-            base, finetuned = load_runtime_encoders(directory, runtime, encoder, finetuned_id is not None,
-                                                    finetuned_id, base_model_version(), where)
-            finetuned_model: Any = None if finetuned_id is None else inside(directory, finetuned_entry.get("dir"), where)
-        else:
-            base = encoder or Encoder()
-            finetuned_model, finetuned = _load_finetuned(directory, finetuned_entry, base, where)
-            finetuned_id = finetuned.model_id if finetuned is not None else None
+        finetuned_entry = _encoder_entry(config, where).get("finetuned")
+        finetuned_id = _finetuned_id(finetuned_entry, where)
+        if (finetuned_id is None) != (encoders.finetuned is None):
+            raise ModelError(f"{where}: the encoders given do not match the model's fine-tuned encoder")
+        finetuned_model: Any = None
+        if encoders.finetuned is not None:  # what `save` writes again: the weights' folder, or the model
+            finetuned_model = inside(directory, finetuned_entry.get("dir"), where) if encoders.shipped \
+                else encoders.finetuned.model
         booster = BoosterBag.load(directory, _booster_count(params.get("boosters"), where))
         if booster.feature_name() != names:
             raise ModelError(f"{directory}: the boosters' features differ from {CONFIG_FILE}")
-        extractor = FeatureExtractor.load(directory, base, finetuned)
-        if runtime is not None and encoder_runtime() == "onnx":
+        extractor = FeatureExtractor.load(directory, encoders.base, encoders.finetuned)
+        runtime = config.get("runtime")
+        if encoders.shipped and isinstance(runtime, dict):
             preload_vocabulary(inside(directory, runtime.get("vocabulary"), where), extractor)
         training = read_json(directory / METADATA_FILE)
-        # Listed in the checked file hashes when training wrote one; older directories have none.
         calibrator = Calibrator.load(directory / CALIBRATION_FILE) if CALIBRATION_FILE in config["files"] else None
-        quantization = runtime.get("quantization") if isinstance(runtime, dict) else None
+        quantization = _quantization(runtime, where)
         return cls(extractor, booster, names, finetuned_model, num_threads,
                    training if isinstance(training, dict) else {}, calibrator, fallback, quantization, finetuned_id)
+
+
+def _encoder_entry(config: dict[str, Any], where: Path) -> dict[str, Any]:
+    """ranker.json's "encoder" entry, checked against the installed base model."""
+    entry = config.get("encoder")
+    if not isinstance(entry, dict) or entry.get("base_model") != base_model_version():
+        found = entry.get("base_model") if isinstance(entry, dict) else entry
+        raise ModelError(f"{where}: made with base encoder {found!r}, installed is {base_model_version()!r}")
+    return entry
+
+
+def _quantization(runtime: Any, where: Path) -> Quantization | None:
+    """The shipped exports' quantisation (None: the model runs on PyTorch)."""
+    if not isinstance(runtime, dict):
+        return None
+    try:
+        return Quantization.parse(str(runtime.get("quantization")))
+    except ValueError as exc:
+        raise ModelError(f"{where}: runtime.quantization: {exc}") from None
 
 
 def _with_blend(explanation: Explanation, score: float, own: float) -> Explanation:
@@ -342,10 +370,10 @@ def _finetuned_id(entry: Any, where: Path) -> str | None:
     return entry["model_id"]
 
 
-def _load_finetuned(directory: Path, entry: Any, base: Encoder, where: Path) -> tuple[Any, Encoder | None]:
-    """The fine-tuned model and its Encoder (sharing the base encoder's disk cache), or (None, None)."""
+def _load_finetuned(directory: Path, entry: Any, base: Encoder, where: Path) -> Encoder | None:
+    """The fine-tuned model's Encoder on PyTorch (sharing the base encoder's disk cache), or None."""
     if entry is None:
-        return None, None
+        return None
     if not isinstance(entry, dict) or not isinstance(entry.get("model_id"), str):
         raise ModelError(f"{where}: encoder.finetuned must be null or an object with 'dir' and 'model_id'")
     path = inside(directory, entry.get("dir"), where)
@@ -353,5 +381,4 @@ def _load_finetuned(directory: Path, entry: Any, base: Encoder, where: Path) -> 
         model = load_model_dir(path)
     except Exception as exc:  # any failure to read the weights is a broken model dir
         raise ModelError(f"{path}: cannot load the fine-tuned encoder ({type(exc).__name__}: {exc})") from None
-    return model, Encoder(model=model, model_id=entry["model_id"], cache_dir=base.cache_dir)
-
+    return Encoder(model=model, model_id=entry["model_id"], cache_dir=base.cache_dir, max_cached=base.max_cached)

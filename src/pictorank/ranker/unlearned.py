@@ -6,7 +6,7 @@ from typing import Sequence
 
 import numpy as np
 
-from pictorank.encoder import Encoder
+from pictorank.encoders import Encoder
 from pictorank.query import Query, joined_text, seed_text
 from pictorank.ranker.base import Ranker
 from pictorank.ranker.calibration import shipped_calibrator

@@ -62,7 +62,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from pictorank.artifacts import check_versions, library_versions, read_json, write_json
-from pictorank.encoder import Encoder, base_model_version
+from pictorank.encoders import Encoder, base_model_version
 from pictorank.errors import ModelError, NotFittedError
 from pictorank.query import Query
 from pictorank.suggest.glossary import GLOSSARY, Glossary

@@ -48,11 +48,11 @@ from typing import Sequence
 
 import numpy as np
 
-from pictorank.encoder import Encoder
+from pictorank.encoders import Encoder
 from pictorank.errors import UsageError
 from pictorank.puzzles import HintVocabulary
 from pictorank.query import Query, joined_text, seed_text
-from pictorank.ranker import LearnedRanker, Ranker, SeedRanker
+from pictorank.ranker import Ranker, SeedRanker
 from pictorank.suggest.model import ClueModel, PictogramScores
 from pictorank.suggest.rules import check_request, names_word, same_word, words_of
 
@@ -124,7 +124,7 @@ class Suggester:
     win_bonus : what winning the guesser is worth in likeness (inf: a winner always beats a loser).
     main_ideas, specifiers, shortlist : candidate counts (see the constants above).
     reader : an encoder fine-tuned on train clues -> answers (a learned model's, see
-        `fine_tuned_encoder`), or None. It must have learned from the same train clues as the
+        pictorank.encoders.Encoders.finetuned), or None. It must have learned from the same train clues as the
         model, never from the words it will be asked about.
     """
 
@@ -350,12 +350,6 @@ def _preference(candidate: _Candidate, margin: float, win_bonus: float) -> tuple
     if math.isinf(win_bonus):
         return (1, -float(wins), -candidate.likeness if wins else -margin)
     return (1, -(candidate.likeness + win_bonus * wins), -margin)
-
-
-def fine_tuned_encoder(ranker: Ranker) -> Encoder | None:
-    """The encoder a learned ranker fine-tuned to read train clues as their answers (None for the
-    unlearned rankers, or a model trained without fine-tuning): the suggester's `reader`."""
-    return ranker.extractor.finetuned_encoder if isinstance(ranker, LearnedRanker) else None
 
 
 def _ids_by_description(vocabulary: HintVocabulary, model: ClueModel) -> dict[str, list[int]]:

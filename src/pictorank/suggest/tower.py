@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Protocol, Sequence
 
 import numpy as np
 
-from pictorank.encoder import load_base_model
-from pictorank.onnx_encoder import OnnxSentenceEncoder, export_onnx
+from pictorank.encoders import load_base_model
+from pictorank.encoders.onnx import OnnxSentenceEncoder, export_onnx
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer

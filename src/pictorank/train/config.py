@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 from pictorank.errors import UsageError
 from pictorank.features.cosine import seed_names
-from pictorank.ranker.runtime import DEFAULT_QUANTIZATION
+from pictorank.encoders import DEFAULT_QUANTIZATION, Quantization
 from pictorank.train.finetune import FinetuneParams
 
 Log = Callable[[str], None]  # where training reports progress (print, or nothing with --quiet)
@@ -53,9 +53,9 @@ class TrainConfig:
         columns carries the model alone (pictorank.ranker.bag says why that matters far from home).
     fallback : the trained ranker blends its scores towards plain cosine by the share of a
         clue's descriptions train never saw (pictorank.ranker.fallback).
-    quantization : how the saved model's encoders are exported to ONNX for inference ('int8',
-        'int8-ffn', 'fp32', or per encoder as 'base=int8,ft=int8-ffn', the default; None: no export, the model
-        runs on PyTorch); see pictorank.ranker.runtime.
+    quantization : how the saved model's encoders are exported to ONNX for inference (a
+        Quantization, or its text such as 'int8' or 'base=int8,ft=int8-ffn'; None: no export, the
+        model runs on PyTorch); see pictorank.ranker.shipped.
     """
 
     folds: int = 3
@@ -78,9 +78,11 @@ class TrainConfig:
     bag: int = 10
     colsample_bytree: float | str = "sqrt"
     fallback: bool = True
-    quantization: str | None = DEFAULT_QUANTIZATION
+    quantization: Quantization | str | None = DEFAULT_QUANTIZATION
 
     def __post_init__(self) -> None:
+        if isinstance(self.quantization, str):  # frozen: set through object.__setattr__
+            object.__setattr__(self, "quantization", Quantization.parse(self.quantization))
         # checked here, before minutes of fine-tuning, rather than when LightGBM first meets them
         if self.bag < 1:
             raise UsageError(f"bag must be at least 1 booster, found {self.bag}")
@@ -124,6 +126,7 @@ class TrainConfig:
         out = asdict(self)
         out["grid"] = [dict(g) for g in self.grid]
         out["drop_groups"] = list(self.drop_groups)
+        out["quantization"] = None if self.quantization is None else str(self.quantization)
         return out
 
     @classmethod

@@ -28,13 +28,13 @@ import numpy as np
 import pandas as pd
 
 from pictorank.artifacts import library_versions
-from pictorank.encoder import Encoder, base_model_version, load_base_model, load_model_dir
+from pictorank.encoders import Encoder, base_model_version, load_base_model, load_model_dir
 from pictorank.errors import UsageError
 from pictorank.features import FeatureExtractor, feature_names
 from pictorank.query import Query
 from pictorank.train.config import MIN_ANSWERS, Log, TrainConfig
 from pictorank.train.finetune import FinetuneParams, finetune, weights_digest
-from pictorank.train.served import served_encoder
+from pictorank.encoders.runtime import served_encoder
 
 
 def answer_folds(queries: Sequence[Query], n_folds: int, seed: int) -> np.ndarray:
@@ -64,7 +64,7 @@ def finetuned_encoder(
     queries: Sequence[Query], epochs: float, config: TrainConfig, cache_dir: Path | None, log: Log
 ) -> tuple[Any, Encoder, bool]:
     """A copy of the base model fine-tuned on `queries`, an Encoder over it as the saved model
-    will run it (its ONNX export when there is one: pictorank.train.served), and whether the
+    will run it (its ONNX export when there is one: pictorank.encoders.runtime), and whether the
     weights came from the cache (then no fine-tuning time was spent).
 
     Fine-tuning is the slow part of training (minutes on a CPU) and is deterministic, so the
@@ -243,7 +243,7 @@ def build_tables(
     """
     answers = check_trainable(train)
     exact = base_encoder
-    if config.quantization is not None:  # features as the saved model will compute them (train.served)
+    if config.quantization is not None:  # features as the saved model will compute them (encoders.runtime.served_encoder)
         base_encoder = served_encoder(base_encoder.model, base_encoder.model_id, "base", config.quantization,
                                       base_encoder.cache_dir)
     config, notes = config.sized_for(answers, sum(len(q.options) for q in train))

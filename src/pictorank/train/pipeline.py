@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 import numpy as np
 from pictorank.artifacts import check_replaceable, library_versions, sha256_file
-from pictorank.encoder import Encoder
+from pictorank.encoders import Encoder
 from pictorank.errors import DataError, UsageError
 from pictorank.evaluation import evaluate_rankings
 from pictorank.evaluation.calibration import expected_calibration_error
@@ -55,7 +55,7 @@ def fit_ranker_from_tables(tables: TrainingTables, config: TrainConfig, log: Log
         log(f"confidence calibrated on {calibrator.rows} out-of-fold rankings (first right in {calibrator.accuracy:.1%})")
     training = {"lgbm_params": params, "cv": cv_results, "trees": trees,
                 "lgbm_seconds": time.perf_counter() - started}
-    # The fine-tuned encoder may be its ONNX export (pictorank.train.served): the saved model names
+    # The fine-tuned encoder may be its ONNX export (pictorank.encoders.runtime): the saved model names
     # the weights it came from, as the PyTorch runtime loads them.
     finetuned_id = finetuned_model_id(tables.finetuned_model) if tables.finetuned_model is not None else None
     return LearnedRanker(tables.extractor, bag, columns, tables.finetuned_model, config.num_threads,
@@ -127,7 +127,7 @@ def train_command(
         "val_calibration": _val_calibration(ranker, val, ranked_val),
         "seconds": {**tables.seconds, "total_training": train_seconds},
     }
-    # Shipped embedded with the model (ranker.runtime): every description and the training files'
+    # Shipped embedded with the model (ranker.shipped): every description and the training files'
     # options, so a server's start-up and the clues it meets re-encode only what is new.
     options = sorted({o for q in (*train, *val) for o in q.options})
     started = time.perf_counter()

@@ -275,14 +275,14 @@ def _scratch() -> Path:
 
 
 class OnnxSentenceEncoder:
-    """A stand-in for SentenceTransformer's `encode` (the part pictorank.encoder.Encoder calls),
+    """A stand-in for SentenceTransformer's `encode` (the part pictorank.encoders.Encoder calls),
     backed by onnxruntime and the tokenizers package.
 
     Parameters
     ----------
     directory : an export folder written by `export_onnx`.
-    threads : onnxruntime intra-op threads (default: `PICTORANK_ONNX_THREADS`, else the machine's
-        cores, at most 4).
+    threads : onnxruntime intra-op threads (default: the machine's cores, at most 4; the entry
+        points pass `PICTORANK_ONNX_THREADS`).
     verify : check onnx.json's versions and digests (hashing 23-90 MB costs 0.1-0.3 s; a caller
         that has already checked the files, e.g. a model directory's own hashes, may skip it).
     """
@@ -298,10 +298,10 @@ class OnnxSentenceEncoder:
         try:
             self.tokenizer = Tokenizer.from_file(str(self.directory / TOKENIZER_FILE))
             options = ort.SessionOptions()
-            options.intra_op_num_threads = threads or int(os.environ.get("PICTORANK_ONNX_THREADS") or 0) or min(os.cpu_count() or 1, 4)
+            options.intra_op_num_threads = threads or min(os.cpu_count() or 1, 4)
             options.inter_op_num_threads = 1
             # Idle threads sleep instead of spinning: on a shared CPU spinning threads steal the
-            # time the working ones need (as torch's OMP_WAIT_POLICY, pictorank.config).
+            # time the working ones need (as torch's OMP_WAIT_POLICY, pictorank.settings).
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             self.session = ort.InferenceSession(str(self.directory / ONNX_FILE), options,
                                                 providers=["CPUExecutionProvider"])

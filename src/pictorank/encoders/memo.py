@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
 
-from pictorank.config import max_cached_strings, use_offline_environment
+from pictorank.settings import DEFAULT_MAX_CACHED_STRINGS, use_offline_environment
 
 if TYPE_CHECKING:  # torch is slow to import; only pay for it when a model is really loaded
     from sentence_transformers import SentenceTransformer
@@ -65,8 +65,8 @@ class Encoder:
     model_id : names the model in the disk cache; two different models must not share an id.
     cache_dir : directory for the on-disk cache (one .npz per model_id); None keeps it in memory.
     max_cached : strings kept in memory (least recently used forgotten first), so a server that
-                 meets new strings forever stays bounded: `PICTORANK_MAX_CACHED_STRINGS`, see
-                 pictorank.config. The disk cache holds at most as many.
+                 meets new strings forever stays bounded (the entry points pass
+                 `PICTORANK_MAX_CACHED_STRINGS`). The disk cache holds at most as many.
     batch_size : strings per forward pass. Batching is what makes encoding fast on a CPU, but
                  past ~32 short strings it stops helping: encoding val's 1,107 distinct strings
                  took 4.7 s of CPU at 32, 5.3 s at 64 and 5.7-6.4 s at 128 (bench/batch.py).
@@ -84,7 +84,7 @@ class Encoder:
         self.model_id = model_id or (base_model_version() if model is None else "custom")
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.batch_size = batch_size
-        self.max_cached = max_cached if max_cached is not None else max_cached_strings()
+        self.max_cached = max_cached if max_cached is not None else DEFAULT_MAX_CACHED_STRINGS
         if self.max_cached < 1:
             raise ValueError(f"max_cached must be at least 1, not {self.max_cached}")
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()

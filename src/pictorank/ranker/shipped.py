@@ -1,86 +1,32 @@
-"""What a learned model directory ships so that never-seen input is cheap (issue 11), and the
-runtime the unlearned methods are served on (`method_encoder`):
+"""What a learned model directory ships so that never-seen input is cheap:
 
-    onnx/base/, onnx/ft/   both encoders exported to ONNX (int8 by default), run by onnxruntime
-                           without importing torch (pictorank.onnx_encoder)
+    onnx/base/, onnx/ft/   both encoders exported to ONNX, run by onnxruntime without importing
+                           torch (pictorank.encoders.onnx)
     vocabulary.npz         the training vocabulary (train and val options, every hint description)
                            embedded in both spaces by those exported encoders, and each option's
                            hubness in both spaces: what a server would otherwise compute at start-up
 
-Both are written by `LearnedRanker.save` and read by `LearnedRanker.from_config`; the model's
-ranker.json names them under "runtime", and its file hashes cover them.
+Both are written by `LearnedRanker.save` and read when the model loads; the model's ranker.json
+names them under "runtime", and its file hashes cover them.
 """
 
 from __future__ import annotations
 
-import logging
 import shutil
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
-from pictorank.config import encoder_runtime
-from pictorank.encoder import Encoder, base_model_version
+from pictorank.artifacts import inside
+from pictorank.encoders import Encoder, OnnxSentenceEncoder, Quantization, export_onnx, exported_encoder, read_export_config
 from pictorank.errors import ModelError
 from pictorank.features import FeatureExtractor
 from pictorank.features.hubness import HubnessMemo
-from pictorank.onnx_encoder import OnnxSentenceEncoder, cached_export, export_onnx, read_export_config
-
-log = logging.getLogger(__name__)
 
 ONNX_DIR = "onnx"
 VOCABULARY_FILE = "vocabulary.npz"
-# int8 for the base encoder; for the fine-tuned one int8 in the feed-forward blocks only, fp32
-# attention: full int8 for both drifted past issue 11's tolerance on Bliss val (0.002 score, 0.01
-# Hits@1 against the unoptimised model; bench/runtime.py), this mix stays inside it and makes the
-# fine-tuned encoder, the costliest part of a never-seen request, about 1.5x faster than fp32.
-# The fine-tuned encoder carries the most weight in the ranker.
-DEFAULT_QUANTIZATION = "base=int8,ft=int8-ffn"
-
-
-def space_quantization(quantization: str, space: str) -> str:
-    """One space's quantisation: `quantization` is either one for both ('int8', 'fp32') or one
-    per space ('base=int8,ft=fp32')."""
-    if "=" not in quantization:
-        return quantization
-    found = dict(part.split("=", 1) for part in quantization.split(","))
-    if space not in found:
-        raise ModelError(f"quantization {quantization!r} names no quantisation for the {space!r} encoder")
-    return found[space]
-
-
-def runtime_model_id(model_id: str, quantization: str) -> str:
-    """The disk-cache id of an exported encoder: its vectors differ from PyTorch's (int8), so the
-    two must never share cached vectors."""
-    return f"{model_id}+onnx-{quantization}"
-
-
-def method_encoder(encoder: Encoder) -> Encoder:
-    """The base encoder a service runs an unlearned method (seed, cosine) on: the base model's fp32
-    ONNX export, kept in `<cache_dir>/onnx/`. Its vectors equal PyTorch's to about 1e-7 (the same
-    rankings), it encodes a request's 30 new options about 2x faster, and once the export is
-    cached the process never imports torch (about 8 s of every start-up, and its memory). The
-    first start with an empty cache pays the export once (seconds, after importing torch).
-
-    `encoder` itself when there is no cache folder to keep the export in (an export per process
-    would cost more than it saves), when it is not the plain base model (a test's stub, an export
-    already), with `PICTORANK_ENCODER_RUNTIME=torch`, or when the export fails (logged: a speed-up
-    must not stop a service).
-    """
-    if encoder.cache_dir is None or encoder.model_id != base_model_version() or encoder_runtime() == "torch":
-        return encoder
-    try:
-        folder = cached_export(lambda: encoder.model, f"{encoder.model_id}+fp32", "fp32", encoder.cache_dir)
-        model = OnnxSentenceEncoder(folder, verify=False)  # cached_export has just checked its files
-    except (ModelError, OSError, RuntimeError, ValueError) as exc:
-        log.warning("serving on PyTorch: the base model's ONNX export failed (%s: %s)", type(exc).__name__, exc)
-        return encoder
-    return Encoder(model=model, model_id=runtime_model_id(encoder.model_id, "fp32"), cache_dir=encoder.cache_dir,
-                   max_cached=encoder.max_cached)
-
-
-def write_runtime(staging: Path, encoders: dict[str, Encoder], quantization: str, texts: Sequence[str],
+def write_runtime(staging: Path, encoders: dict[str, Encoder], quantization: Quantization, texts: Sequence[str],
                   options: Sequence[str], extractor: FeatureExtractor) -> dict[str, Any]:
     """Export each space's encoder into `staging/onnx/<space>` and embed the shipped vocabulary
     with the exports; the "runtime" entry of ranker.json."""
@@ -89,7 +35,7 @@ def write_runtime(staging: Path, encoders: dict[str, Encoder], quantization: str
     for space, encoder in encoders.items():
         folder = staging / ONNX_DIR / space
         model = encoder.model
-        wanted = space_quantization(quantization, space)
+        wanted = quantization.of(space)
         if isinstance(model, OnnxSentenceEncoder):  # a loaded model saved again: copy its export
             if model.quantization != wanted:
                 raise ModelError(f"cannot re-save a {model.quantization} export as {wanted}")
@@ -99,7 +45,7 @@ def write_runtime(staging: Path, encoders: dict[str, Encoder], quantization: str
         spaces[space] = f"{ONNX_DIR}/{space}"
         exported[space] = OnnxSentenceEncoder(folder, verify=False)
     _write_vocabulary(staging / VOCABULARY_FILE, exported, texts, options, extractor)
-    return {"kind": "onnx", "quantization": quantization, "spaces": spaces, "vocabulary": VOCABULARY_FILE}
+    return {"kind": "onnx", "quantization": str(quantization), "spaces": spaces, "vocabulary": VOCABULARY_FILE}
 
 
 def _write_vocabulary(path: Path, exported: dict[str, OnnxSentenceEncoder], texts: Sequence[str],
@@ -130,13 +76,12 @@ def _decode(blob: np.ndarray, ends: np.ndarray) -> list[str]:
     return [data[a:b].decode("utf-8") for a, b in zip(starts.tolist(), ends.tolist())]
 
 
-def load_runtime_encoders(directory: Path, entry: Any, base: Encoder | None, has_finetuned: bool,
-                          finetuned_id: str | None, base_id: str, where: Path) -> tuple[Encoder, Encoder | None]:
+def load_runtime_encoders(directory: Path, entry: Any, base: Encoder | None, finetuned_id: str | None,
+                          base_id: str, where: Path, threads: int | None = None) -> tuple[Encoder, Encoder | None]:
     """The base and fine-tuned Encoders over the directory's ONNX exports (sharing `base`'s disk
-    cache folder and memory bound)."""
+    cache folder and memory bound); no fine-tuned one when `finetuned_id` is None."""
     if not isinstance(entry, dict) or not isinstance(entry.get("spaces"), dict):
         raise ModelError(f"{where}: 'runtime' must be an object with 'spaces'")
-    quantization = entry.get("quantization")
     cache_dir = base.cache_dir if base is not None else None
     max_cached = base.max_cached if base is not None else None
 
@@ -144,14 +89,12 @@ def load_runtime_encoders(directory: Path, entry: Any, base: Encoder | None, has
         relative = entry["spaces"].get(space)
         if not isinstance(relative, str):
             raise ModelError(f"{where}: runtime.spaces.{space} must name the export folder")
-        folder = directory / relative
+        folder = inside(directory, relative, where)  # never an export outside the model folder
         read_export_config(folder)  # versions and digests: a clear error for a damaged export
-        model = OnnxSentenceEncoder(folder, verify=False)
-        return Encoder(model=model, model_id=runtime_model_id(model_id, model.quantization), cache_dir=cache_dir,
-                       max_cached=max_cached)
+        return exported_encoder(folder, model_id, cache_dir, max_cached, threads)
 
     base_encoder = encoder_of("base", base_id)
-    finetuned = encoder_of("ft", finetuned_id or "") if has_finetuned else None
+    finetuned = encoder_of("ft", finetuned_id) if finetuned_id is not None else None
     return base_encoder, finetuned
 
 
