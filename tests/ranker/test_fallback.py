@@ -128,10 +128,11 @@ def test_an_unseen_vocabulary_gets_the_mixed_confidence_and_a_bliss_clue_lightgb
     ranker = copy.copy(small_learned)
     ranker.fallback, ranker.cosine_calibrator = True, shipped_calibrator("cosine")
     emoji = Query(("money-mouth face", "chart increasing"), ("big business", "dry land", "cozy room"))
-    ranking, scores, confidence, _ = ranker.rank_with_confidence([emoji])[0]
+    [ranking] = ranker.rank([emoji])
+    scores, confidence = ranking.scores, ranking.confidence
     table = ranker.extractor.transform([emoji])
     raw = ranker.booster.predict(table[ranker.feature_names].to_numpy())
-    chosen = emoji.options.index(ranking[0])
+    chosen = emoji.options.index(ranking.options[0])
     expected = 0.5 * ranker.calibrator.probability_of(raw, chosen) + \
         0.5 * ranker.cosine_calibrator.probability_of(table["base_cos_joined"].to_numpy(), chosen)
     assert confidence == pytest.approx(expected)
@@ -148,8 +149,9 @@ def test_only_a_blended_row_explains_what_the_blend_added(small_learned, train_p
     ranker.fallback = True
     [bliss] = to_queries(train_puzzles[:1], vocab)
     emoji = Query(("money-mouth face", "chart increasing"), ("big business", "dry land", "cozy room"))
-    [(_, bliss_scores, _, bliss_explained), (_, emoji_scores, _, emoji_explained)] = \
-        ranker.rank_with_confidence([bliss, emoji], explain=3)
+    bliss_ranking, emoji_ranking = ranker.rank([bliss, emoji], explain=3)
+    bliss_explained, emoji_scores, emoji_explained = \
+        bliss_ranking.explanations, emoji_ranking.scores, emoji_ranking.explanations
     assert all("unseen_vocabulary" not in e.groups for e in bliss_explained)
     for explanation, score in zip(emoji_explained, emoji_scores):
         assert abs(explanation.groups["unseen_vocabulary"]) > 1e-3

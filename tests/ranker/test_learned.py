@@ -36,8 +36,8 @@ def _copy(saved, tmp_path):
 def test_learned_beats_cosine_on_held_out_val(small_learned, encoder, vocab, val_puzzles):
     held = val_puzzles[SMALL_STOP_ROWS:]
     queries = to_queries(held, vocab)
-    learned = evaluate_rankings(held, small_learned.rank(queries))["overall"]
-    cosine = evaluate_rankings(held, CosineRanker(encoder).rank(queries))["overall"]
+    learned = evaluate_rankings(held, [r.options for r in small_learned.rank(queries)])["overall"]
+    cosine = evaluate_rankings(held, [r.options for r in CosineRanker(encoder).rank(queries)])["overall"]
     assert learned["mrr"] > cosine["mrr"] and learned["hits@1"] > cosine["hits@1"]
 
 
@@ -45,8 +45,8 @@ def test_scores_one_value_per_option_and_accepts_free_text(small_learned):
     query = Query(("a big yellow star", "daytime"), ("sun", "moon", "lamp"))
     (scores,) = small_learned.score([query])
     assert scores.shape == (3,) and np.isfinite(scores).all()
-    ranked, values = small_learned.rank_with_scores([query])[0]
-    assert sorted(ranked) == ["lamp", "moon", "sun"] and values == sorted(values, reverse=True)
+    [ranking] = small_learned.rank([query])
+    assert sorted(ranking.options) == ["lamp", "moon", "sun"] and ranking.scores == sorted(ranking.scores, reverse=True)
 
 
 def test_save_and_load_give_the_same_scores(small_learned, saved, encoder, vocab, val_puzzles):

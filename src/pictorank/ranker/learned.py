@@ -41,6 +41,7 @@ from pictorank.ranker.base import CONFIG_FILE, Ranker
 from pictorank.ranker.calibration import CALIBRATION_FILE, Calibrator, shipped_calibrator
 from pictorank.ranker.fallback import COSINE_COLUMN, KNOWN_COLUMN, blend_rows, blended_confidence, unseen_weight
 from pictorank.ranker.explain import Explanation, hint_similarities, learned_explanation
+from pictorank.ranker.ranking import Ranking
 from pictorank.ranker.runtime import DEFAULT_QUANTIZATION, load_runtime_encoders, preload_vocabulary, write_runtime
 
 if TYPE_CHECKING:  # lightgbm pulls in scikit-learn and scipy (~0.9 s); seed and cosine never need it
@@ -163,10 +164,14 @@ class LearnedRanker(Ranker):
                                                   int(np.argmax(final)), self.calibrator, self.cosine_calibrator))
         return confidences
 
-    def rank_with_confidence(
-        self, queries: Sequence[Query], explain: int = 0
-    ) -> list[tuple[list[str], list[float], float | None, list[Explanation]]]:
-        """See Ranker.rank_with_confidence: here the features are built once for all three."""
+    def rank(self, queries: Sequence[Query], explain: int = 0) -> list[Ranking]:
+        """See Ranker.rank: here the features are built once for the scores, the confidences and
+        the explanations, which are LightGBM's per-feature contributions (SHAP, `pred_contrib`)
+        of each query's first `explain` options, grouped by pictorank.ranker.explain.
+
+        Only the explained rows go through `pred_contrib`, so explaining 10 options costs a
+        fraction of the ranking itself.
+        """
         if not queries:
             return []
         table, scores, confidences = self._table_and_scores(queries)
@@ -174,21 +179,9 @@ class LearnedRanker(Ranker):
         results = []
         for query, query_scores, confidence, explanations in zip(queries, scores, confidences, explained):
             order = np.argsort(-query_scores, kind="stable")
-            results.append(([query.options[i] for i in order], [float(query_scores[i]) for i in order],
-                            confidence, explanations))
+            results.append(Ranking([query.options[i] for i in order], [float(query_scores[i]) for i in order],
+                                   confidence, explanations))
         return results
-
-    def rank_explained(
-        self, queries: Sequence[Query], top_k: int
-    ) -> list[tuple[list[str], list[float], list[Explanation]]]:
-        """Rankings with LightGBM's per-feature contributions (SHAP, `pred_contrib`) of each
-        query's first `top_k` options, grouped by pictorank.ranker.explain.
-
-        The feature table is built once for scoring and explaining; only the explained rows go
-        through `pred_contrib`, so explaining 10 options costs a fraction of the ranking itself.
-        """
-        return [(ranking, scores, explanations)
-                for ranking, scores, _, explanations in self.rank_with_confidence(queries, top_k)]
 
     def _explained(self, queries: Sequence[Query], table: np.ndarray, scores: list[np.ndarray],
                    top_k: int) -> list[list[Explanation]]:
