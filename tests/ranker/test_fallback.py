@@ -1,11 +1,10 @@
 """The learned ranker's blend towards plain cosine for clues of an unseen vocabulary, and
-models trained before it (no fallback flag, 85 columns) still loading."""
+models trained before it (no fallback flag) refused."""
 
 from __future__ import annotations
 
 import copy
 import json
-from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -14,7 +13,6 @@ from pictorank.errors import ModelError
 from pictorank.query import Query
 from pictorank.ranker import load_ranker
 from pictorank.ranker.fallback import blend_rows, blend_towards_cosine
-from pictorank.train import fit_ranker_from_tables
 
 
 def _z(x):
@@ -88,21 +86,20 @@ def test_the_flag_is_saved_and_checked(small_learned, tmp_path, encoder):
         load_ranker(tmp_path / "m", encoder=encoder)
 
 
-def test_a_model_from_before_issue_10_still_loads_and_ranks_with_lightgbm_alone(small_tables, small_config, tmp_path, encoder):
-    """Its 85 columns are the first 85 of today's list and its ranker.json has no fallback flag."""
-    old = fit_ranker_from_tables(small_tables, replace(small_config, drop_groups=("hub_ft_", "fam_")), lambda m: None)
-    assert len(old.feature_names) == 85
-    old.fallback = True  # then dropped from ranker.json below, as an old model has no such field
-    old.save(tmp_path / "old")
+def test_a_model_from_before_issue_10_is_refused_and_says_retrain(small_learned, tmp_path, encoder):
+    """Its ranker.json has no fallback flag: as format 3 the format check refuses it, and a
+    format-4 config without the flag names the missing field."""
+    small_learned.save(tmp_path / "old")
     path = tmp_path / "old" / "ranker.json"
     config = json.loads(path.read_text())
     del config["params"]["fallback"]
     path.write_text(json.dumps(config))
-    loaded = load_ranker(tmp_path / "old", encoder=encoder)
-    assert loaded.fallback is False and loaded.feature_names == old.feature_names
-    query = Query(("money-mouth face", "chart increasing"), ("big business", "dry land", "cozy room"))
-    old.fallback = False
-    np.testing.assert_allclose(loaded.score([query])[0], old.score([query])[0], rtol=1e-6)
+    with pytest.raises(ModelError, match=r"ranker.json: params.fallback is missing; retrain the model"):
+        load_ranker(tmp_path / "old", encoder=encoder)
+    config["versions"]["format"] = 3
+    path.write_text(json.dumps(config))
+    with pytest.raises(ModelError, match=r"ranker.json: model format 3, .*; retrain the model with `pictorank train`"):
+        load_ranker(tmp_path / "old", encoder=encoder)
 
 
 def test_a_blended_rows_confidence_mixes_both_experts_calibrations():

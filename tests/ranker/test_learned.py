@@ -68,9 +68,9 @@ def test_garbled_lightgbm_file_is_refused(saved, tmp_path, encoder):
         load_ranker(target, encoder=encoder)
 
 
-def test_directory_from_before_the_bag_loads_its_one_booster(small_learned, tmp_path, encoder, vocab, val_puzzles):
+def test_directory_from_before_the_bag_is_refused_and_says_retrain(small_learned, tmp_path, encoder):
     """Model directories trained before the bag hold one booster in model.txt and no
-    params.boosters: they still load, and score with that booster."""
+    params.boosters, in format 3: the format check refuses them."""
     single = copy.copy(small_learned)
     single.booster = BoosterBag(small_learned.booster.boosters[:1])
     single.save(tmp_path / "old")
@@ -78,12 +78,10 @@ def test_directory_from_before_the_bag_loads_its_one_booster(small_learned, tmp_
     (tmp_path / "old" / "model-0.txt").rename(tmp_path / "old" / "model.txt")
     config["files"]["model.txt"] = config["files"].pop("model-0.txt")
     del config["params"]["boosters"]
+    config["versions"]["format"] = 3
     (tmp_path / "old" / "ranker.json").write_text(json.dumps(config))
-    loaded = load_ranker(tmp_path / "old", encoder=encoder)
-    queries = to_queries(val_puzzles[:10], vocab)
-    assert len(loaded.booster) == 1
-    for a, b in zip(single.score(queries), loaded.score(queries)):
-        np.testing.assert_allclose(a, b, rtol=1e-6)
+    with pytest.raises(ModelError, match=r"model format 3, .*; retrain the model with `pictorank train`"):
+        load_ranker(tmp_path / "old", encoder=encoder)
 
 
 def test_missing_file_is_refused(saved, tmp_path, encoder):
@@ -130,6 +128,7 @@ def test_booster_and_feature_names_must_agree(small_learned):
     [
         (lambda c: c["params"].update(num_threads="2"), "num_threads must be an integer"),
         (lambda c: c["params"].update(boosters=0), "boosters must be an integer"),
+        (lambda c: c["params"].pop("boosters"), "ranker.json: params.boosters is missing; retrain"),
         (lambda c: c["params"].update(feature_names="base_cos_joined"), "feature_names must be a non-empty list"),
         (lambda c: c.update(params=[]), "'params' must be a JSON object"),
         (lambda c: c.update(encoder="x"), "base encoder"),

@@ -66,14 +66,15 @@ def test_calibration_is_saved_checked_and_loaded(small_learned, saved, tmp_path)
         load_ranker(tampered, encoder=small_learned.encoder)
 
 
-def test_a_model_directory_from_before_calibration_loads_without_confidence(small_learned, saved, tmp_path):
-    older = tmp_path / "older"
-    shutil.copytree(saved, older)
-    (older / CALIBRATION_FILE).unlink()
-    config = json.loads((older / "ranker.json").read_text())
-    config["files"] = hash_files(older, skip="ranker.json")
-    (older / "ranker.json").write_text(json.dumps(config))
-    ranker = load_ranker(older, encoder=small_learned.encoder)
+def test_a_model_trained_without_a_calibration_loads_without_confidence(small_learned, saved, tmp_path):
+    """Training saves none when every held-out ranking was right (or every one wrong)."""
+    uncalibrated = tmp_path / "uncalibrated"
+    shutil.copytree(saved, uncalibrated)
+    (uncalibrated / CALIBRATION_FILE).unlink()
+    config = json.loads((uncalibrated / "ranker.json").read_text())
+    config["files"] = hash_files(uncalibrated, skip="ranker.json")
+    (uncalibrated / "ranker.json").write_text(json.dumps(config))
+    ranker = load_ranker(uncalibrated, encoder=small_learned.encoder)
     assert ranker.calibrator is None and ranker.confidence([1.0, 0.0]) is None
     assert np.allclose(ranker.score([CLUE])[0], small_learned.score([CLUE])[0])
 

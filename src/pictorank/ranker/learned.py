@@ -6,18 +6,18 @@ part (versions, file hashes, the feature list against the code's) so a corrupt o
 directory is refused with a ModelError instead of ranking with the wrong features:
 
     ranker.json        method, parameters, versions, feature names, encoder, sha256 of every file
-    model-<i>.txt      the LightGBM boosters whose mean is the score (ranker.bag; text format);
-                       directories trained before the bag hold one booster in model.txt
+    model-<i>.txt      the LightGBM boosters whose mean is the score (ranker.bag; text format)
     pooling.json, associations.json, reference.npz
                        the feature extractor's learned tables (FeatureExtractor.save)
     encoder/           the fine-tuned sentence-transformers model (absent when not fine-tuned)
     metadata.json      training files' hashes, parameters, seeds, val metrics, timings
     calibration.json   P(first option is the answer) from a ranking's scores (ranker.calibration);
-                       absent in directories trained before it existed: confidence is then null
+                       absent when training had nothing to fit it on (every held-out ranking
+                       right, or every one wrong): confidence is then null
     onnx/, vocabulary.npz
                        both encoders exported to ONNX and the training vocabulary embedded by
-                       them (ranker.runtime); absent in directories trained before issue 11,
-                       which then run on PyTorch
+                       them (ranker.runtime); absent when trained without quantization
+                       (ranker.json's runtime is null): the model then runs on PyTorch
 """
 
 from __future__ import annotations
@@ -69,8 +69,7 @@ class LearnedRanker(Ranker):
     calibrator : turns a ranking's scores into the probability that its first option is right
         (fitted on out-of-fold scores by pictorank.train); None gives no confidence.
     fallback : blend each row's scores towards plain cosine by the share of the clue's
-        descriptions train never saw (pictorank.ranker.fallback); False for models trained
-        before it existed, which rank with LightGBM alone.
+        descriptions train never saw (pictorank.ranker.fallback); False ranks with LightGBM alone.
     quantization : how `save` exports the encoders to ONNX ('int8', 'int8-ffn', 'fp32', or one
         per encoder; None: no export, the saved model runs on PyTorch). See pictorank.ranker.runtime.
     finetuned_id : the fine-tuned encoder's model id as saved (set when loading; by default the
@@ -259,7 +258,7 @@ class LearnedRanker(Ranker):
         num_threads = params.get("num_threads", 2)
         if not isinstance(num_threads, int) or isinstance(num_threads, bool) or not 1 <= num_threads <= 64:
             raise ModelError(f"{where}: params.num_threads must be an integer from 1 to 64, found {num_threads!r}")
-        fallback = params.get("fallback", False)  # absent in models trained before issue 10
+        fallback = _required(params, "fallback", where)
         if not isinstance(fallback, bool):
             raise ModelError(f"{where}: params.fallback must be true or false, found {fallback!r}")
         entry = config.get("encoder")
@@ -277,14 +276,15 @@ class LearnedRanker(Ranker):
             base = encoder or Encoder()
             finetuned_model, finetuned = _load_finetuned(directory, finetuned_entry, base, where)
             finetuned_id = finetuned.model_id if finetuned is not None else None
-        booster = BoosterBag.load(directory, _booster_count(params.get("boosters"), where))
+        booster = BoosterBag.load(directory, _booster_count(_required(params, "boosters", where), where))
         if booster.feature_name() != names:
             raise ModelError(f"{directory}: the boosters' features differ from {CONFIG_FILE}")
         extractor = FeatureExtractor.load(directory, base, finetuned)
         if runtime is not None and encoder_runtime() == "onnx":
             preload_vocabulary(inside(directory, runtime.get("vocabulary"), where), extractor)
         training = read_json(directory / METADATA_FILE)
-        # Listed in the checked file hashes when training wrote one; older directories have none.
+        # Listed in the checked file hashes when training wrote one (it has nothing to fit one on
+        # when every held-out ranking was right, or every one wrong).
         calibrator = Calibrator.load(directory / CALIBRATION_FILE) if CALIBRATION_FILE in config["files"] else None
         quantization = runtime.get("quantization") if isinstance(runtime, dict) else None
         return cls(extractor, booster, names, finetuned_model, num_threads,
@@ -316,11 +316,15 @@ def _checked_feature_names(names: Any, where: Path) -> list[str]:
     return names
 
 
-def _booster_count(count: Any, where: Path) -> int | None:
-    """How many boosters the directory holds (None: one, in the model.txt of a directory trained
-    before the bag)."""
-    if count is None:
-        return None
+def _required(params: dict[str, Any], name: str, where: Path) -> Any:
+    """params[name], which every model `pictorank train` writes holds; a missing one is a ModelError."""
+    if name not in params:
+        raise ModelError(f"{where}: params.{name} is missing; retrain the model with `pictorank train`")
+    return params[name]
+
+
+def _booster_count(count: Any, where: Path) -> int:
+    """How many boosters the directory holds."""
     if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 1000:
         raise ModelError(f"{where}: params.boosters must be an integer from 1 to 1000, found {count!r}")
     return count
