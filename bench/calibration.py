@@ -62,11 +62,11 @@ def write_shipped(encoder: Encoder, methods: Sequence[str]) -> None:
 
 def measure(ranker: Ranker, queries: Sequence[Query]) -> dict:
     """Confidence against outcome for every query: ECE, means, reliability bins."""
-    ranked = ranker.rank_with_confidence(queries)
-    confidences = [confidence for _, _, confidence, _ in ranked]
+    ranked = ranker.rank(queries)
+    confidences = [r.confidence for r in ranked]
     if any(c is None for c in confidences):
         return {"error": "this ranker has no calibration"}
-    correct = [ranking[0] == q.answer for q, (ranking, *_) in zip(queries, ranked)]
+    correct = [r.options[0] == q.answer for q, r in zip(queries, ranked)]
     return {
         "rows": len(queries),
         "ece": expected_calibration_error(confidences, correct),

@@ -46,9 +46,9 @@ def main() -> None:
     hints = [tuple(service.describe(p.hints)) for p in puzzles]
 
     started = time.perf_counter()
-    open_rankings = [r.ranking for r in service.rank([Clue(h) for h in hints])]
+    open_rankings = [r.options for r in service.rank([Clue(h) for h in hints])]
     open_seconds = time.perf_counter() - started
-    closed_rankings = [r.ranking for r in service.rank([Clue(h, p.options) for h, p in zip(hints, puzzles)])]
+    closed_rankings = [r.options for r in service.rank([Clue(h, p.options) for h, p in zip(hints, puzzles)])]
 
     ranks = [answer_rank(ranking, p.answer) for ranking, p in zip(open_rankings, puzzles)]
     rows = {

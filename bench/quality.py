@@ -61,7 +61,7 @@ def timed_rank(ranker: Ranker, queries: Sequence[Query]) -> tuple[list[list[str]
     """Rankings and rows/s; a first pass fills the embedding caches so only ranking is timed."""
     ranker.rank(queries)
     started = time.perf_counter()
-    rankings = ranker.rank(queries)
+    rankings = [r.options for r in ranker.rank(queries)]
     return rankings, len(queries) / (time.perf_counter() - started)
 
 
@@ -136,8 +136,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     emoji_p = load_puzzles(EMOJI / "puzzles.csv", emoji_vocab)
     emoji = to_queries(emoji_p, emoji_vocab)
     emoji_results = {
-        "cosine": evaluate_rankings(emoji_p, CosineRanker(encoder).rank(emoji)),
-        "learned": evaluate_rankings(emoji_p, learned.rank(emoji)),
+        "cosine": evaluate_rankings(emoji_p, [r.options for r in CosineRanker(encoder).rank(emoji)]),
+        "learned": evaluate_rankings(emoji_p, [r.options for r in learned.rank(emoji)]),
     }
     print(f"\n## transfer: emoji vocabulary (tests/data/emoji), {len(emoji_p)} rows, model trained on Bliss train\n")
     print(format_table(emoji_results))
@@ -153,8 +153,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         seconds = time.perf_counter() - started
         held = to_queries(out, vocab)
         transfer_results = {
-            "cosine": evaluate_rankings(out, CosineRanker(encoder).rank(held)),
-            "learned": evaluate_rankings(out, ranker.rank(held)),
+            "cosine": evaluate_rankings(out, [r.options for r in CosineRanker(encoder).rank(held)]),
+            "learned": evaluate_rankings(out, [r.options for r in ranker.rank(held)]),
         }
         what = "without" if args.transfer_no_finetune else "with"
         print(f"\n## transfer: {len(out)} train puzzles using {args.holdout_fraction:.0%} held-out pictograms; "

@@ -100,7 +100,8 @@ def methods(model: LearnedRanker, encoder: Encoder) -> dict[str, Ranker]:
 def measure(puzzles: Sequence[Puzzle], vocab, model: LearnedRanker, encoder: Encoder) -> dict[str, dict]:
     """Per method, evaluate_rankings' result: the means ('overall') and each puzzle's answer rank."""
     queries = to_queries(puzzles, vocab)
-    return {name: evaluate_rankings(puzzles, r.rank(queries)) for name, r in methods(model, encoder).items()}
+    return {name: evaluate_rankings(puzzles, [x.options for x in r.rank(queries)])
+            for name, r in methods(model, encoder).items()}
 
 
 def train(out: Path, train_csv: Path, val_csv: Path, hints: Path, encoder: Encoder, log) -> LearnedRanker:
@@ -129,7 +130,7 @@ def served_draws(model_dir: Path, sets: dict[str, tuple[list[Puzzle], HintVocabu
             for method, ranker in rankers.items():  # cosine reads the vectors the learned model's requests made
                 rankings: list[list[str]] = [[] for _ in queries]
                 for i in order:
-                    rankings[i] = ranker.rank([queries[i]])[0]
+                    rankings[i] = ranker.rank([queries[i]])[0].options
                 results.setdefault(name, {}).setdefault(method, []).append(evaluate_rankings(puzzles, rankings)["overall"])
     return results
 

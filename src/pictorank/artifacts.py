@@ -19,7 +19,7 @@ from typing import Any, Iterator, Sequence
 
 from pictorank.errors import DataError, ModelError
 
-FORMAT_VERSION = 3  # bump when the layout of a model directory changes
+FORMAT_VERSION = 4  # bump when the layout of a model directory changes
 MARKER_FILE = ".pictorank"  # in every folder pictorank writes whole (models, reports)
 _KIND = "kind: "  # the marker's line that names what the folder is ("kind: model")
 CHECKED = ("pictorank", "sentence-transformers", "lightgbm", "numpy")

@@ -238,7 +238,7 @@ def test_build_service_uses_the_encoder_as_given(tmp_path, base_model) -> None:
     service = build_service(Settings(method="seed", vocabulary_files=[words]), base=encoder)
     assert service.encoders.bases.base is encoder and service.ranker.encoders() == [encoder]
     [ranked] = service.rank([Clue(("flower", "sun"), ("sunflower", "hammer"))])
-    assert ranked.ranking[0] == "sunflower" and service.model_name.startswith("seed")
+    assert ranked.options[0] == "sunflower" and service.model_name.startswith("seed")
 
 
 def test_a_method_is_served_on_the_base_models_onnx_export(tmp_path, base_model, monkeypatch) -> None:
@@ -261,7 +261,7 @@ def test_a_method_is_served_on_the_base_models_onnx_export(tmp_path, base_model,
     np.testing.assert_allclose(service.encoders.base.encode(texts), base_model.encode(texts, normalize_embeddings=True),
                                atol=2e-5)
     [ranked] = service.rank([Clue(("flower", "sun"), ("sunflower", "hammer"))])
-    assert ranked.ranking[0] == "sunflower" and cache_file.read_bytes() == written
+    assert ranked.options[0] == "sunflower" and cache_file.read_bytes() == written
 
     lazy = Encoder(model_id=base_model_version(), cache_dir=cache_dir)  # would load PyTorch if asked
     monkeypatch.setattr("pictorank.encoders.load_base_model", lambda: pytest.fail("loaded the PyTorch model"))
@@ -303,4 +303,4 @@ def test_word_list_extends_the_open_vocabulary(tmp_path, encoder) -> None:
     service = build_service(settings, base=encoder)
     assert {"zebracorn", "giraffe-whale"} <= set(service.index.words) and "not|allowed" not in service.index.words
     [ranked] = service.rank([Clue(("zebracorn",))])
-    assert ranked.ranking[0] == "zebracorn"
+    assert ranked.options[0] == "zebracorn"

@@ -65,18 +65,18 @@ def test_waiting_calls_are_ranked_together_and_each_gets_its_own_answer(service)
     results = _call_in_threads(service, clue_lists)
     assert service.ranker.batches == [1, 4]  # the first alone, the four that waited in one batch
     for i, result in enumerate(results):
-        assert result[0].ranking[0] == max(("a" * (i + 1), "bb", "c"), key=len)
+        assert result[0].options[0] == max(("a" * (i + 1), "bb", "c"), key=len)
 
 
 def test_one_calls_error_stays_its_own(service):
     clue_lists = [[Clue(("sun",), ("x", "yy"))], [Clue(("sun",), ("boom", "b"))], [Clue(("sun",), ("ccc", "d"))]]
     results = _call_in_threads(service, clue_lists)
     assert isinstance(results[1], ValueError)
-    assert results[0][0].ranking == ["yy", "x"] and results[2][0].ranking == ["ccc", "d"]
+    assert results[0][0].options == ["yy", "x"] and results[2][0].options == ["ccc", "d"]
 
 
 def test_a_call_alone_is_ranked_at_once(service):
     started = time.perf_counter()
     [ranked] = service.rank([Clue(("sun",), ("aa", "b"))])
-    assert ranked.ranking == ["aa", "b"] and service.ranker.batches == [1]
+    assert ranked.options == ["aa", "b"] and service.ranker.batches == [1]
     assert time.perf_counter() - started < 1.0

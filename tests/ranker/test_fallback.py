@@ -1,11 +1,10 @@
 """The learned ranker's blend towards plain cosine for clues of an unseen vocabulary, and
-models trained before it (no fallback flag, 85 columns) still loading."""
+models trained before it (no fallback flag) refused."""
 
 from __future__ import annotations
 
 import copy
 import json
-from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -14,7 +13,6 @@ from pictorank.errors import ModelError
 from pictorank.query import Query
 from pictorank.ranker import load_ranker
 from pictorank.ranker.fallback import blend_rows, blend_towards_cosine
-from pictorank.train import fit_ranker_from_tables
 
 
 def _z(x):
@@ -88,21 +86,20 @@ def test_the_flag_is_saved_and_checked(small_learned, tmp_path, encoder):
         load_ranker(tmp_path / "m", encoder=encoder)
 
 
-def test_a_model_from_before_issue_10_still_loads_and_ranks_with_lightgbm_alone(small_tables, small_config, tmp_path, encoder):
-    """Its 85 columns are the first 85 of today's list and its ranker.json has no fallback flag."""
-    old = fit_ranker_from_tables(small_tables, replace(small_config, drop_groups=("hub_ft_", "fam_")), lambda m: None)
-    assert len(old.feature_names) == 85
-    old.fallback = True  # then dropped from ranker.json below, as an old model has no such field
-    old.save(tmp_path / "old")
+def test_a_model_from_before_issue_10_is_refused_and_says_retrain(small_learned, tmp_path, encoder):
+    """Its ranker.json has no fallback flag: as format 3 the format check refuses it, and a
+    format-4 config without the flag names the missing field."""
+    small_learned.save(tmp_path / "old")
     path = tmp_path / "old" / "ranker.json"
     config = json.loads(path.read_text())
     del config["params"]["fallback"]
     path.write_text(json.dumps(config))
-    loaded = load_ranker(tmp_path / "old", encoder=encoder)
-    assert loaded.fallback is False and loaded.feature_names == old.feature_names
-    query = Query(("money-mouth face", "chart increasing"), ("big business", "dry land", "cozy room"))
-    old.fallback = False
-    np.testing.assert_allclose(loaded.score([query])[0], old.score([query])[0], rtol=1e-6)
+    with pytest.raises(ModelError, match=r"ranker.json: params.fallback is missing; retrain the model"):
+        load_ranker(tmp_path / "old", encoder=encoder)
+    config["versions"]["format"] = 3
+    path.write_text(json.dumps(config))
+    with pytest.raises(ModelError, match=r"ranker.json: model format 3, .*; retrain the model with `pictorank train`"):
+        load_ranker(tmp_path / "old", encoder=encoder)
 
 
 def test_a_blended_rows_confidence_mixes_both_experts_calibrations():
@@ -128,10 +125,11 @@ def test_an_unseen_vocabulary_gets_the_mixed_confidence_and_a_bliss_clue_lightgb
     ranker = copy.copy(small_learned)
     ranker.fallback, ranker.cosine_calibrator = True, shipped_calibrator("cosine")
     emoji = Query(("money-mouth face", "chart increasing"), ("big business", "dry land", "cozy room"))
-    ranking, scores, confidence, _ = ranker.rank_with_confidence([emoji])[0]
+    [ranking] = ranker.rank([emoji])
+    scores, confidence = ranking.scores, ranking.confidence
     table = ranker.extractor.transform([emoji])
     raw = ranker.booster.predict(table[ranker.feature_names].to_numpy())
-    chosen = emoji.options.index(ranking[0])
+    chosen = emoji.options.index(ranking.options[0])
     expected = 0.5 * ranker.calibrator.probability_of(raw, chosen) + \
         0.5 * ranker.cosine_calibrator.probability_of(table["base_cos_joined"].to_numpy(), chosen)
     assert confidence == pytest.approx(expected)
@@ -148,8 +146,9 @@ def test_only_a_blended_row_explains_what_the_blend_added(small_learned, train_p
     ranker.fallback = True
     [bliss] = to_queries(train_puzzles[:1], vocab)
     emoji = Query(("money-mouth face", "chart increasing"), ("big business", "dry land", "cozy room"))
-    [(_, bliss_scores, _, bliss_explained), (_, emoji_scores, _, emoji_explained)] = \
-        ranker.rank_with_confidence([bliss, emoji], explain=3)
+    bliss_ranking, emoji_ranking = ranker.rank([bliss, emoji], explain=3)
+    bliss_explained, emoji_scores, emoji_explained = \
+        bliss_ranking.explanations, emoji_ranking.scores, emoji_ranking.explanations
     assert all("unseen_vocabulary" not in e.groups for e in bliss_explained)
     for explanation, score in zip(emoji_explained, emoji_scores):
         assert abs(explanation.groups["unseen_vocabulary"]) > 1e-3

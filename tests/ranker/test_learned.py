@@ -36,8 +36,8 @@ def _copy(saved, tmp_path):
 def test_learned_beats_cosine_on_held_out_val(small_learned, encoder, vocab, val_puzzles):
     held = val_puzzles[SMALL_STOP_ROWS:]
     queries = to_queries(held, vocab)
-    learned = evaluate_rankings(held, small_learned.rank(queries))["overall"]
-    cosine = evaluate_rankings(held, CosineRanker(encoder).rank(queries))["overall"]
+    learned = evaluate_rankings(held, [r.options for r in small_learned.rank(queries)])["overall"]
+    cosine = evaluate_rankings(held, [r.options for r in CosineRanker(encoder).rank(queries)])["overall"]
     assert learned["mrr"] > cosine["mrr"] and learned["hits@1"] > cosine["hits@1"]
 
 
@@ -45,8 +45,8 @@ def test_scores_one_value_per_option_and_accepts_free_text(small_learned):
     query = Query(("a big yellow star", "daytime"), ("sun", "moon", "lamp"))
     (scores,) = small_learned.score([query])
     assert scores.shape == (3,) and np.isfinite(scores).all()
-    ranked, values = small_learned.rank_with_scores([query])[0]
-    assert sorted(ranked) == ["lamp", "moon", "sun"] and values == sorted(values, reverse=True)
+    [ranking] = small_learned.rank([query])
+    assert sorted(ranking.options) == ["lamp", "moon", "sun"] and ranking.scores == sorted(ranking.scores, reverse=True)
 
 
 def test_save_and_load_give_the_same_scores(small_learned, saved, encoder, vocab, val_puzzles):
@@ -68,9 +68,9 @@ def test_garbled_lightgbm_file_is_refused(saved, tmp_path, encoder):
         load_ranker(target, encoder=encoder)
 
 
-def test_directory_from_before_the_bag_loads_its_one_booster(small_learned, tmp_path, encoder, vocab, val_puzzles):
+def test_directory_from_before_the_bag_is_refused_and_says_retrain(small_learned, tmp_path, encoder):
     """Model directories trained before the bag hold one booster in model.txt and no
-    params.boosters: they still load, and score with that booster."""
+    params.boosters, in format 3: the format check refuses them."""
     single = copy.copy(small_learned)
     single.booster = BoosterBag(small_learned.booster.boosters[:1])
     single.save(tmp_path / "old")
@@ -78,12 +78,10 @@ def test_directory_from_before_the_bag_loads_its_one_booster(small_learned, tmp_
     (tmp_path / "old" / "model-0.txt").rename(tmp_path / "old" / "model.txt")
     config["files"]["model.txt"] = config["files"].pop("model-0.txt")
     del config["params"]["boosters"]
+    config["versions"]["format"] = 3
     (tmp_path / "old" / "ranker.json").write_text(json.dumps(config))
-    loaded = load_ranker(tmp_path / "old", encoder=encoder)
-    queries = to_queries(val_puzzles[:10], vocab)
-    assert len(loaded.booster) == 1
-    for a, b in zip(single.score(queries), loaded.score(queries)):
-        np.testing.assert_allclose(a, b, rtol=1e-6)
+    with pytest.raises(ModelError, match=r"model format 3, .*; retrain the model with `pictorank train`"):
+        load_ranker(tmp_path / "old", encoder=encoder)
 
 
 def test_missing_file_is_refused(saved, tmp_path, encoder):
@@ -130,6 +128,7 @@ def test_booster_and_feature_names_must_agree(small_learned):
     [
         (lambda c: c["params"].update(num_threads="2"), "num_threads must be an integer"),
         (lambda c: c["params"].update(boosters=0), "boosters must be an integer"),
+        (lambda c: c["params"].pop("boosters"), "ranker.json: params.boosters is missing; retrain"),
         (lambda c: c["params"].update(feature_names="base_cos_joined"), "feature_names must be a non-empty list"),
         (lambda c: c.update(params=[]), "'params' must be a JSON object"),
         (lambda c: c.update(encoder="x"), "base encoder"),

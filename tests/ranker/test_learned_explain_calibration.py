@@ -35,18 +35,18 @@ def held_out(vocab, val_puzzles):
 def test_training_fits_a_calibration_on_out_of_fold_scores(small_learned, held_out):
     calibrator = small_learned.calibrator
     assert calibrator is not None and "out-of-fold" in calibrator.fitted_on and calibrator.rows > 0
-    for _, scores in small_learned.rank_with_scores(held_out):
-        assert 0.0 <= small_learned.confidence(scores) <= 1.0
+    for ranking in small_learned.rank(held_out):
+        assert 0.0 <= small_learned.confidence(ranking.scores) <= 1.0
     # a wide margin says more than a narrow one, and 4 options more than 30
     assert small_learned.confidence([2.0, -2.0, -3.0, -3.0]) > small_learned.confidence([2.0, 1.9, -3.0, -3.0])
 
 
 def test_explanations_are_lightgbm_contributions_that_add_up_to_the_score(small_learned, held_out):
-    explained = small_learned.rank_explained(held_out, 10)
-    assert [(r, s) for r, s, _ in explained] == small_learned.rank_with_scores(held_out)
-    for query, (ranking, scores, explanations) in zip(held_out, explained):
-        assert [e.option for e in explanations] == ranking[:10]
-        for e, score in zip(explanations, scores):
+    explained = small_learned.rank(held_out, explain=10)
+    assert [(r.options, r.scores) for r in explained] == [(r.options, r.scores) for r in small_learned.rank(held_out)]
+    for query, ranking in zip(held_out, explained):
+        assert [e.option for e in ranking.explanations] == ranking.options[:10]
+        for e, score in zip(ranking.explanations, ranking.scores):
             assert e.hints == query.hints and len(e.pulls) == len(query.hints)
             assert sum(e.groups.values()) == pytest.approx(score, abs=1e-4)
             assert sum(e.pulls) == pytest.approx(e.groups["similarity"], abs=1e-4)
@@ -66,14 +66,15 @@ def test_calibration_is_saved_checked_and_loaded(small_learned, saved, tmp_path)
         load_ranker(tampered, encoder=small_learned.encoder)
 
 
-def test_a_model_directory_from_before_calibration_loads_without_confidence(small_learned, saved, tmp_path):
-    older = tmp_path / "older"
-    shutil.copytree(saved, older)
-    (older / CALIBRATION_FILE).unlink()
-    config = json.loads((older / "ranker.json").read_text())
-    config["files"] = hash_files(older, skip="ranker.json")
-    (older / "ranker.json").write_text(json.dumps(config))
-    ranker = load_ranker(older, encoder=small_learned.encoder)
+def test_a_model_trained_without_a_calibration_loads_without_confidence(small_learned, saved, tmp_path):
+    """Training saves none when every held-out ranking was right (or every one wrong)."""
+    uncalibrated = tmp_path / "uncalibrated"
+    shutil.copytree(saved, uncalibrated)
+    (uncalibrated / CALIBRATION_FILE).unlink()
+    config = json.loads((uncalibrated / "ranker.json").read_text())
+    config["files"] = hash_files(uncalibrated, skip="ranker.json")
+    (uncalibrated / "ranker.json").write_text(json.dumps(config))
+    ranker = load_ranker(uncalibrated, encoder=small_learned.encoder)
     assert ranker.calibrator is None and ranker.confidence([1.0, 0.0]) is None
     assert np.allclose(ranker.score([CLUE])[0], small_learned.score([CLUE])[0])
 
@@ -85,10 +86,10 @@ def test_probability_of_the_first_choice_is_the_sorted_probability(small_learned
     assert calibrator.probability_of(scores, 3) < calibrator.probability_of(scores, 1)  # a negative margin
 
 
-def test_rank_with_confidence_agrees_with_rank_and_explain(small_learned, held_out):
-    plain = small_learned.rank_with_confidence(held_out[:5])
-    explained = small_learned.rank_with_confidence(held_out[:5], explain=3)
-    for (ranking, scores, confidence, none), (ranking2, scores2, confidence2, explanations) in zip(plain, explained):
-        assert ranking == ranking2 and confidence == pytest.approx(confidence2) and none == []
-        assert len(explanations) == min(3, len(ranking)) and 0.0 <= confidence <= 1.0
-    assert [r for r, *_ in plain] == small_learned.rank(held_out[:5])
+def test_explaining_changes_neither_the_ranking_nor_its_confidence(small_learned, held_out):
+    plain = small_learned.rank(held_out[:5])
+    explained = small_learned.rank(held_out[:5], explain=3)
+    for ranking, ranking2 in zip(plain, explained):
+        assert ranking.options == ranking2.options and ranking.confidence == pytest.approx(ranking2.confidence)
+        assert ranking.explanations == [] and len(ranking2.explanations) == min(3, len(ranking.options))
+        assert 0.0 <= ranking.confidence <= 1.0

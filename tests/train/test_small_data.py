@@ -109,7 +109,7 @@ def test_tiny_training_sets_train_and_rank(word_encoder, n_answers):
     if n_answers < 3:
         assert any("small training set" in line and "folds instead of 3" in line for line in logged)
     ranker = fit_ranker_from_tables(tables, TrainConfig(**FAST), QUIET)
-    rankings = ranker.rank(val)
+    rankings = [r.options for r in ranker.rank(val)]
     assert [sorted(r) for r in rankings] == [sorted(q.options) for q in val]
 
 

@@ -39,8 +39,8 @@ def test_learned_ranks_an_unseen_vocabulary_nearly_as_well_as_cosine(small_learn
     real unseen vocabularies by bench/quality.py.
     """
     puzzles, queries = emoji
-    learned = evaluate_rankings(puzzles, small_learned.rank(queries))["overall"]
-    cosine = evaluate_rankings(puzzles, CosineRanker(encoder).rank(queries))["overall"]
+    learned = evaluate_rankings(puzzles, [r.options for r in small_learned.rank(queries)])["overall"]
+    cosine = evaluate_rankings(puzzles, [r.options for r in CosineRanker(encoder).rank(queries)])["overall"]
     one_puzzle = 1 / len(puzzles)
     assert learned["hits@1"] >= cosine["hits@1"] - one_puzzle - 1e-9
     assert learned["mrr"] >= cosine["mrr"] - one_puzzle / 2
@@ -68,8 +68,8 @@ def test_unseen_vocabulary_clues_are_ranked_no_worse_than_cosine(small_learned, 
     puzzles = load_puzzles(NAMES / "puzzles.csv", vocab)
     queries = to_queries(puzzles, vocab)
     assert small_learned.fallback
-    learned = evaluate_rankings(puzzles, small_learned.rank(queries))["overall"]
-    cosine = evaluate_rankings(puzzles, CosineRanker(encoder).rank(queries))["overall"]
+    learned = evaluate_rankings(puzzles, [r.options for r in small_learned.rank(queries)])["overall"]
+    cosine = evaluate_rankings(puzzles, [r.options for r in CosineRanker(encoder).rank(queries)])["overall"]
     one_puzzle = 1 / len(puzzles)
     assert learned["hits@1"] >= cosine["hits@1"] - one_puzzle - 1e-9
     assert learned["score"] >= cosine["score"] - one_puzzle - 1e-9

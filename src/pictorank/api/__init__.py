@@ -5,7 +5,7 @@ uvicorn. Modules, each with one concern:
 
 - settings:   the `PICTORANK_*` variables;
 - schemas:    request and response bodies;
-- service:    ranking without HTTP (`Clue` in, `Ranked` out; the open-vocabulary index);
+- service:    ranking without HTTP (`Clue` in, `Ranking` out; the open-vocabulary index);
 - game:       the game page's puzzles, without HTTP;
 - errors:     the one error body `{"detail": [{"loc", "msg", "type"}]}` and its handler;
 - deps:       the routes' dependencies (the service, the game, JSON bodies only);

@@ -9,7 +9,7 @@ served ranker then orders those candidates exactly as it orders given options.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib.metadata import version
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -22,8 +22,7 @@ from pictorank.encoders import Encoder, Encoders
 from pictorank.errors import DataError
 from pictorank.puzzles import HintVocabulary, load_hints, load_puzzles
 from pictorank.query import Query, joined_text
-from pictorank.ranker import Ranker, load_ranker, make_ranker
-from pictorank.ranker.explain import Explanation
+from pictorank.ranker import Ranker, Ranking, load_ranker, make_ranker
 from pictorank.ranker.registry import serving_encoders
 
 
@@ -87,18 +86,6 @@ class Clue:
     explain: int = 0
 
 
-@dataclass(frozen=True)
-class Ranked:
-    """One answered clue: every candidate most likely first, with its score; the probability
-    that the first is right (None in open-vocabulary mode or without a calibration); and the
-    explanations of the first `Clue.explain` candidates."""
-
-    ranking: list[str]
-    scores: list[float]
-    confidence: float | None = None
-    explanations: list[Explanation] = field(default_factory=list)
-
-
 class RankingService:
     """Ranks clues given as hint texts, with or without options.
 
@@ -152,7 +139,7 @@ class RankingService:
     def describe(self, hint_ids: Sequence[int]) -> list[str]:
         return self.vocab.describe(hint_ids)
 
-    def rank(self, clues: Sequence[Clue]) -> list[Ranked]:
+    def rank(self, clues: Sequence[Clue]) -> list[Ranking]:
         """Rank each clue's options, or for a clue without options the vocabulary's nearest words.
 
         Dynamic batching: the calls waiting while a ranking runs are ranked together in the next
@@ -190,29 +177,25 @@ class RankingService:
             except Exception as exc:  # noqa: BLE001 - re-raised in the caller's thread
                 job.finish([], exc)
 
-    def _rank_now(self, clues: Sequence[Clue]) -> list[Ranked]:
+    def _rank_now(self, clues: Sequence[Clue]) -> list[Ranking]:
         """One call ranks the whole batch, so the ranker encodes its distinct strings together;
-        clues that ask for explanations go through `rank_explained` (one call per `explain` size).
+        clues that ask for explanations are ranked apart (one call per `explain` size).
         The caller holds the lock."""
         queries = self._queries(clues)
         # Only an open-vocabulary clue whose every word is excluded has no candidates left.
-        results: dict[int, Ranked] = {i: Ranked([], []) for i, q in enumerate(queries) if not q.options}
+        results: dict[int, Ranking] = {i: Ranking([], []) for i, q in enumerate(queries) if not q.options}
         for explain in sorted({clue.explain for clue in clues}):
             rows = [i for i, clue in enumerate(clues) if clue.explain == explain and i not in results]
-            for i, ranked in zip(rows, self._rank_rows([queries[i] for i in rows], explain)):
-                results[i] = self._with_confidence(clues[i], ranked)
+            for i, ranking in zip(rows, self.ranker.rank([queries[i] for i in rows], explain)):
+                results[i] = self._with_confidence(clues[i], ranking)
         return [results[i] for i in range(len(clues))]
 
-    def _rank_rows(self, queries: Sequence[Query], explain: int) -> list[Ranked]:
-        return [Ranked(ranking, scores, confidence, explanations if explain else None)
-                for ranking, scores, confidence, explanations in self.ranker.rank_with_confidence(queries, explain)]
-
-    def _with_confidence(self, clue: Clue, ranked: Ranked) -> Ranked:
+    def _with_confidence(self, clue: Clue, ranking: Ranking) -> Ranking:
         """Confidence only for given options: the calibration was fitted on such rankings, and an
         open-vocabulary ranking may not hold the answer at all."""
         if clue.options is None:
-            return Ranked(ranked.ranking, ranked.scores, None, ranked.explanations)
-        return ranked
+            return replace(ranking, confidence=None)
+        return ranking
 
     def _queries(self, clues: Sequence[Clue]) -> list[Query]:
         """The ranker's queries without excluded words: open-vocabulary clues get the index's words
@@ -253,11 +236,11 @@ class _Job:
     """One `RankingService.rank` call waiting for its turn, or for a batch that took it along."""
 
     clues: list[Clue]
-    results: list[Ranked] = field(default_factory=list)
+    results: list[Ranking] = field(default_factory=list)
     error: Exception | None = None
     done: bool = False
 
-    def finish(self, results: list[Ranked], error: Exception | None) -> None:
+    def finish(self, results: list[Ranking], error: Exception | None) -> None:
         self.results, self.error, self.done = results, error, True
 
 

@@ -26,7 +26,6 @@ if TYPE_CHECKING:  # lightgbm pulls in scikit-learn and scipy (~0.9 s); seed and
     import lightgbm as lgb
 
 BOOSTER_FILE = "model-{}.txt"  # one LightGBM text file per booster, numbered from 0
-LEGACY_FILE = "model.txt"  # model directories trained before the bag hold one booster here
 
 
 class BoosterBag:
@@ -70,11 +69,9 @@ class BoosterBag:
             booster.save_model(str(directory / name))
 
     @classmethod
-    def load(cls, directory: Path, count: int | None) -> "BoosterBag":
-        """The `count` boosters saved in `directory`; None reads the single `model.txt` of a model
-        directory trained before the bag existed."""
-        names = [LEGACY_FILE] if count is None else [BOOSTER_FILE.format(i) for i in range(count)]
-        return cls([_load_booster(directory / name) for name in names])
+    def load(cls, directory: Path, count: int) -> "BoosterBag":
+        """The `count` boosters saved in `directory`."""
+        return cls([_load_booster(directory / BOOSTER_FILE.format(i)) for i in range(count)])
 
 
 def _load_booster(path: Path) -> "lgb.Booster":

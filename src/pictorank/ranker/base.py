@@ -23,6 +23,7 @@ from pictorank.puzzles import HintVocabulary, Puzzle, to_queries
 from pictorank.query import Query
 from pictorank.ranker.calibration import Calibrator
 from pictorank.ranker.explain import Explanation, hint_similarities, similarity_explanation
+from pictorank.ranker.ranking import Ranking
 
 CONFIG_FILE = "ranker.json"
 
@@ -37,56 +38,32 @@ class Ranker(ABC):
     def score(self, queries: Sequence[Query]) -> list[np.ndarray]:
         """One score per option of each query; higher means more likely the answer."""
 
-    def rank(self, queries: Sequence[Query]) -> list[list[str]]:
-        """Every option of each query, most likely first (ties keep the input order)."""
-        return [ranked for ranked, _ in self.rank_with_scores(queries)]
+    def rank(self, queries: Sequence[Query], explain: int = 0) -> list[Ranking]:
+        """Every option of each query, most likely first (ties keep the input order), with its
+        score, the probability that the first is the answer (None without a calibration) and,
+        for `explain` > 0, explanations of the first `explain` options.
 
-    def rank_with_scores(self, queries: Sequence[Query]) -> list[tuple[list[str], list[float]]]:
-        results = []
-        for query, scores in zip(queries, self.score(queries)):
-            order = np.argsort(-np.asarray(scores), kind="stable")
-            results.append(([query.options[i] for i in order], [float(scores[i]) for i in order]))
-        return results
+        Here, for rankers that score by similarity to the whole clue, an explanation is each
+        hint's cosine to the option, from the ranker's first encoder (its embeddings are cached by
+        then); a ranker without an encoder has nothing to explain with: its explanations are
+        empty. A ranker whose confidence or explanations need more than the final scores (the
+        learned ranker's features and blend) overrides it."""
+        encoders = self.encoders() if explain > 0 else []
+        rankings = []
+        for query, row in zip(queries, self.score(queries)):
+            options, scores = _ordered(query, row)
+            explanations: list[Explanation] = []
+            if encoders:
+                shown = options[:explain]
+                sims = hint_similarities(encoders[0].encode(shown), encoders[0].encode(list(query.hints)))
+                explanations = [similarity_explanation(o, query.hints, s, sc) for o, s, sc in zip(shown, sims, scores)]
+            rankings.append(Ranking(options, scores, self.confidence(scores), explanations))
+        return rankings
 
     def confidence(self, scores: Sequence[float]) -> float | None:
         """The calibrated probability that a ranking's first option is the answer (scores best
         first), or None when this ranker has no calibration."""
         return None if self.calibrator is None else self.calibrator.probability(scores)
-
-    def rank_with_confidence(
-        self, queries: Sequence[Query], explain: int = 0
-    ) -> list[tuple[list[str], list[float], float | None, list[Explanation]]]:
-        """Rankings with the probability that each first option is the answer (None without a
-        calibration) and, for `explain` > 0, explanations of the first `explain` options.
-
-        The one call the service makes: a ranker whose confidence needs more than the final
-        scores (the learned ranker's blend for unseen vocabularies) overrides it."""
-        if explain > 0:
-            rows = self.rank_explained(queries, explain)
-        else:
-            rows = [(ranking, scores, []) for ranking, scores in self.rank_with_scores(queries)]
-        return [(ranking, scores, self.confidence(scores), explanations) for ranking, scores, explanations in rows]
-
-    def rank_explained(
-        self, queries: Sequence[Query], top_k: int
-    ) -> list[tuple[list[str], list[float], list[Explanation]]]:
-        """`rank_with_scores` plus an explanation of each query's first `top_k` options.
-
-        Here, for rankers that score by similarity to the whole clue: each hint's cosine to the
-        option, from the ranker's first encoder (its embeddings are cached by then). A ranker
-        without an encoder has nothing to explain with: its explanations are empty.
-        """
-        encoders = self.encoders()
-        if not encoders:
-            return [(ranking, scores, []) for ranking, scores in self.rank_with_scores(queries)]
-        encoder = encoders[0]
-        results = []
-        for query, (ranking, scores) in zip(queries, self.rank_with_scores(queries)):
-            shown = ranking[:top_k]
-            sims = hint_similarities(encoder.encode(shown), encoder.encode(list(query.hints)))
-            explanations = [similarity_explanation(o, query.hints, s, sc) for o, s, sc in zip(shown, sims, scores)]
-            results.append((ranking, scores, explanations))
-        return results
 
     def prepare(self, options: Sequence[str]) -> None:
         """Compute now what ranking `options` will need (a server calls this at start-up with its
@@ -132,6 +109,12 @@ def rank_puzzles(
     rankings: list[list[str]] = []
     with tqdm(total=len(queries), desc=f"ranking ({ranker.method})", unit="row", disable=not progress) as bar:
         for start in range(0, len(queries), chunk):
-            rankings.extend(ranker.rank(queries[start : start + chunk]))
+            rankings.extend(r.options for r in ranker.rank(queries[start : start + chunk]))
             bar.update(len(queries[start : start + chunk]))
     return rankings
+
+
+def _ordered(query: Query, scores: Sequence[float]) -> tuple[list[str], list[float]]:
+    """`query`'s options and their scores, highest first (a stable sort: ties keep the input order)."""
+    order = np.argsort(-np.asarray(scores), kind="stable")
+    return [query.options[i] for i in order], [float(scores[i]) for i in order]

@@ -6,18 +6,18 @@ part (versions, file hashes, the feature list against the code's) so a corrupt o
 directory is refused with a ModelError instead of ranking with the wrong features:
 
     ranker.json        method, parameters, versions, feature names, encoder, sha256 of every file
-    model-<i>.txt      the LightGBM boosters whose mean is the score (ranker.bag; text format);
-                       directories trained before the bag hold one booster in model.txt
+    model-<i>.txt      the LightGBM boosters whose mean is the score (ranker.bag; text format)
     pooling.json, associations.json, reference.npz
                        the feature extractor's learned tables (FeatureExtractor.save)
     encoder/           the fine-tuned sentence-transformers model (absent when not fine-tuned)
     metadata.json      training files' hashes, parameters, seeds, val metrics, timings
     calibration.json   P(first option is the answer) from a ranking's scores (ranker.calibration);
-                       absent in directories trained before it existed: confidence is then null
+                       absent when training had nothing to fit it on (every held-out ranking
+                       right, or every one wrong): confidence is then null
     onnx/, vocabulary.npz
                        both encoders exported to ONNX and the training vocabulary embedded by
-                       them (ranker.shipped); absent in directories trained before issue 11,
-                       which then run on PyTorch
+                       them (ranker.shipped); absent when trained without quantization
+                       (ranker.json's runtime is null): the model then runs on PyTorch
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from pictorank.ranker.base import CONFIG_FILE, Ranker
 from pictorank.ranker.calibration import CALIBRATION_FILE, Calibrator, shipped_calibrator
 from pictorank.ranker.fallback import COSINE_COLUMN, KNOWN_COLUMN, blend_rows, blended_confidence, unseen_weight
 from pictorank.ranker.explain import Explanation, hint_similarities, learned_explanation
+from pictorank.ranker.ranking import Ranking
 from pictorank.ranker.shipped import load_runtime_encoders, preload_vocabulary, write_runtime
 
 if TYPE_CHECKING:  # lightgbm pulls in scikit-learn and scipy (~0.9 s); seed and cosine never need it
@@ -67,8 +68,7 @@ class LearnedRanker(Ranker):
     calibrator : turns a ranking's scores into the probability that its first option is right
         (fitted on out-of-fold scores by pictorank.train); None gives no confidence.
     fallback : blend each row's scores towards plain cosine by the share of the clue's
-        descriptions train never saw (pictorank.ranker.fallback); False for models trained
-        before it existed, which rank with LightGBM alone.
+        descriptions train never saw (pictorank.ranker.fallback); False ranks with LightGBM alone.
     quantization : how `save` exports the encoders to ONNX (None: no export, the saved model runs
         on PyTorch). See pictorank.ranker.shipped.
     finetuned_id : the fine-tuned encoder's model id as saved (set when loading; by default the
@@ -162,10 +162,14 @@ class LearnedRanker(Ranker):
                                                   int(np.argmax(final)), self.calibrator, self.cosine_calibrator))
         return confidences
 
-    def rank_with_confidence(
-        self, queries: Sequence[Query], explain: int = 0
-    ) -> list[tuple[list[str], list[float], float | None, list[Explanation]]]:
-        """See Ranker.rank_with_confidence: here the features are built once for all three."""
+    def rank(self, queries: Sequence[Query], explain: int = 0) -> list[Ranking]:
+        """See Ranker.rank: here the features are built once for the scores, the confidences and
+        the explanations, which are LightGBM's per-feature contributions (SHAP, `pred_contrib`)
+        of each query's first `explain` options, grouped by pictorank.ranker.explain.
+
+        Only the explained rows go through `pred_contrib`, so explaining 10 options costs a
+        fraction of the ranking itself.
+        """
         if not queries:
             return []
         table, scores, confidences = self._table_and_scores(queries)
@@ -173,21 +177,9 @@ class LearnedRanker(Ranker):
         results = []
         for query, query_scores, confidence, explanations in zip(queries, scores, confidences, explained):
             order = np.argsort(-query_scores, kind="stable")
-            results.append(([query.options[i] for i in order], [float(query_scores[i]) for i in order],
-                            confidence, explanations))
+            results.append(Ranking([query.options[i] for i in order], [float(query_scores[i]) for i in order],
+                                   confidence, explanations))
         return results
-
-    def rank_explained(
-        self, queries: Sequence[Query], top_k: int
-    ) -> list[tuple[list[str], list[float], list[Explanation]]]:
-        """Rankings with LightGBM's per-feature contributions (SHAP, `pred_contrib`) of each
-        query's first `top_k` options, grouped by pictorank.ranker.explain.
-
-        The feature table is built once for scoring and explaining; only the explained rows go
-        through `pred_contrib`, so explaining 10 options costs a fraction of the ranking itself.
-        """
-        return [(ranking, scores, explanations)
-                for ranking, scores, _, explanations in self.rank_with_confidence(queries, top_k)]
 
     def _explained(self, queries: Sequence[Query], table: np.ndarray, scores: list[np.ndarray],
                    top_k: int) -> list[list[Explanation]]:
@@ -282,7 +274,7 @@ class LearnedRanker(Ranker):
         num_threads = params.get("num_threads", 2)
         if not isinstance(num_threads, int) or isinstance(num_threads, bool) or not 1 <= num_threads <= 64:
             raise ModelError(f"{where}: params.num_threads must be an integer from 1 to 64, found {num_threads!r}")
-        fallback = params.get("fallback", False)
+        fallback = _required(params, "fallback", where)
         if not isinstance(fallback, bool):
             raise ModelError(f"{where}: params.fallback must be true or false, found {fallback!r}")
         finetuned_entry = _encoder_entry(config, where).get("finetuned")
@@ -293,7 +285,7 @@ class LearnedRanker(Ranker):
         if encoders.finetuned is not None:  # what `save` writes again: the weights' folder, or the model
             finetuned_model = inside(directory, finetuned_entry.get("dir"), where) if encoders.shipped \
                 else encoders.finetuned.model
-        booster = BoosterBag.load(directory, _booster_count(params.get("boosters"), where))
+        booster = BoosterBag.load(directory, _booster_count(_required(params, "boosters", where), where))
         if booster.feature_name() != names:
             raise ModelError(f"{directory}: the boosters' features differ from {CONFIG_FILE}")
         extractor = FeatureExtractor.load(directory, encoders.base, encoders.finetuned)
@@ -301,6 +293,8 @@ class LearnedRanker(Ranker):
         if encoders.shipped and isinstance(runtime, dict):
             preload_vocabulary(inside(directory, runtime.get("vocabulary"), where), extractor)
         training = read_json(directory / METADATA_FILE)
+        # Listed in the checked file hashes when training wrote one (it has nothing to fit one on
+        # when every held-out ranking was right, or every one wrong).
         calibrator = Calibrator.load(directory / CALIBRATION_FILE) if CALIBRATION_FILE in config["files"] else None
         quantization = _quantization(runtime, where)
         return cls(extractor, booster, names, finetuned_model, num_threads,
@@ -351,11 +345,15 @@ def _checked_feature_names(names: Any, where: Path) -> list[str]:
     return names
 
 
-def _booster_count(count: Any, where: Path) -> int | None:
-    """How many boosters the directory holds (None: one, in the model.txt of a directory trained
-    before the bag)."""
-    if count is None:
-        return None
+def _required(params: dict[str, Any], name: str, where: Path) -> Any:
+    """params[name], which every model `pictorank train` writes holds; a missing one is a ModelError."""
+    if name not in params:
+        raise ModelError(f"{where}: params.{name} is missing; retrain the model with `pictorank train`")
+    return params[name]
+
+
+def _booster_count(count: Any, where: Path) -> int:
+    """How many boosters the directory holds."""
     if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 1000:
         raise ModelError(f"{where}: params.boosters must be an integer from 1 to 1000, found {count!r}")
     return count

@@ -25,7 +25,7 @@ def answer_labels(queries: Sequence[Query]) -> list[np.ndarray]:
 
 def first_is_right(scores: Sequence[np.ndarray], labels: Sequence[np.ndarray]) -> tuple[list[list[float]], list[bool]]:
     """Each query's scores sorted best first, and whether its best-scored option is the answer
-    (label 1; ties keep the option order, as in Ranker.rank_with_scores)."""
+    (label 1; ties keep the option order, as in Ranker.rank)."""
     sorted_scores, correct = [], []
     for row, row_labels in zip(scores, labels):
         order = np.argsort(-np.asarray(row), kind="stable")

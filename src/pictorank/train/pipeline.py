@@ -30,7 +30,7 @@ from pictorank.evaluation.calibration import expected_calibration_error
 from pictorank.features import selected_features
 from pictorank.puzzles import load_hints, load_puzzles, to_queries
 from pictorank.query import Query
-from pictorank.ranker import LearnedRanker
+from pictorank.ranker import LearnedRanker, Ranking
 from pictorank.ranker.calibration import Calibrator
 from pictorank.train.config import Log, TrainConfig
 from pictorank.train.calibrate import first_is_right, fit_calibrator
@@ -111,8 +111,8 @@ def train_command(
     ranker, tables = fit_learned_ranker(train, val, encoder, config, log)
     config = tables.sized(config)  # what was really run, for the metadata
     train_seconds = time.perf_counter() - started
-    ranked_val = ranker.rank_with_confidence(val)
-    result = evaluate_rankings(val_puzzles, [ranking for ranking, *_ in ranked_val])
+    ranked_val = ranker.rank(val)
+    result = evaluate_rankings(val_puzzles, [r.options for r in ranked_val])
     metadata = {
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "versions": library_versions(),
@@ -138,13 +138,13 @@ def train_command(
     return {**ranker.training, **metadata}
 
 
-def _val_calibration(ranker: LearnedRanker, val: Sequence[Query], ranked: list[tuple]) -> dict[str, Any] | None:
+def _val_calibration(ranker: LearnedRanker, val: Sequence[Query], ranked: list[Ranking]) -> dict[str, Any] | None:
     """How well the confidence matches val's outcomes (val only stopped LightGBM early);
-    `ranked` as `rank_with_confidence` returns it. None for a model without a confidence (its
+    `ranked` as `rank` returns it. None for a model without a confidence (its
     held-out train rankings were all right or all wrong: nothing to calibrate on)."""
-    confidences = [confidence for _, _, confidence, _ in ranked]
+    confidences = [r.confidence for r in ranked]
     if ranker.calibrator is None or any(c is None for c in confidences):
         return None
-    correct = [ranking[0] == query.answer for query, (ranking, *_) in zip(val, ranked)]
+    correct = [r.options[0] == query.answer for query, r in zip(val, ranked)]
     return {"ece": expected_calibration_error(confidences, correct), "mean_confidence": float(np.mean(confidences)),
             "hits@1": float(np.mean(correct)), "rows": len(val)}

@@ -1,4 +1,4 @@
-"""POST /rank and /rank/batch: requests become the service's `Clue`s, its `Ranked` answers
+"""POST /rank and /rank/batch: requests become the service's `Clue`s, its `Ranking` answers
 become responses. Unknown hint ids are refused here, with the ids named, before any ranking."""
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from pictorank.api.schemas import (
     RankRequest,
     RankResponse,
 )
-from pictorank.api.service import Clue, Ranked, RankingService
+from pictorank.api.service import Clue, RankingService
+from pictorank.ranker import Ranking
 from pictorank.ranker.explain import Explanation
 
 router = APIRouter(tags=["ranking"], dependencies=[Depends(require_json)])
@@ -46,8 +47,8 @@ def _clue(service: RankingService, puzzle: RankRequest, loc: Loc) -> Clue:
     return Clue(hints, options, frozenset(puzzle.exclude), puzzle.top_k if puzzle.explain else 0)
 
 
-def _response(service: RankingService, puzzle: RankRequest, ranked: Ranked) -> RankResponse:
-    ranking = ranked.ranking[: puzzle.top_k]
+def _response(service: RankingService, puzzle: RankRequest, ranked: Ranking) -> RankResponse:
+    ranking = ranked.options[: puzzle.top_k]
     return RankResponse(
         ranking=ranking,
         answer="|".join(ranking),

@@ -55,8 +55,8 @@ def _rerank(request: RerankRequest, service: RankingService, max_texts: int, api
     clue = Clue(request.hints(), tuple(dict.fromkeys(texts)))
     check_texts_per_request([clue], max_texts)  # the cost cap of /rank (413 before any ranking)
     [ranked] = service.rank([clue])
-    score = dict(zip(ranked.ranking, ranked.scores))
-    place = {word: i for i, word in enumerate(ranked.ranking)}
+    score = dict(zip(ranked.options, ranked.scores))
+    place = {word: i for i, word in enumerate(ranked.options)}
     order = sorted(range(len(texts)), key=lambda i: (place[texts[i]], i))
     results = [
         RerankResult(
