@@ -3,8 +3,8 @@ built once per process in the background after start-up (pictorank.api.app), so 
 wait for it. No HTTP here; the route is `pictorank.api.routes.suggest`.
 
 The clue model learns from the service's training puzzles (`PICTORANK_SUGGEST_TRAIN`, by default
-the bundled train.csv). Fitting takes about 2 minutes on 2 cores (the main-idea tower's fine-tuning
-most of it), so it is read back (about 1 s) from the served model's folder, where `pictorank train`
+the bundled train.csv). Fitting takes minutes (the main-idea tower's fine-tuning most of it),
+so it is read back (quick) from the served model's folder, where `pictorank train`
 leaves it (`fit_for_serving`, below), or from `<cache_dir>/suggest/` when the same fit was saved
 there (the Docker build fits it there for the image's own service); a service whose fit is in
 neither (other training puzzles or hints) pays it once. Without training puzzles the rest of the
@@ -14,7 +14,7 @@ puzzles).
 The guesser (`PICTORANK_SUGGEST_GUESSER`):
 
 - `seed` (default): the task's seed baseline over the service's base encoder. Every figure of the
-  clue-giver (bench/suggest.py) is measured with it; it is independent of our own models, so a
+  clue-giver (bench/suggest.py) uses it; it is independent of our own models, so a
   clue is not tuned to their quirks; and it is cheap (one sentence embedding per candidate clue).
 - `served`: the ranker the service serves (e.g. the learned model): clues chosen to win against
   exactly the guesser that /rank and the game use; each candidate costs that ranker's features.
