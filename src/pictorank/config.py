@@ -32,8 +32,8 @@ DEFAULT_MAX_CACHED_STRINGS = 50_000
 def max_cached_strings() -> int:
     """How many embeddings each encoder keeps in memory: `PICTORANK_MAX_CACHED_STRINGS`.
 
-    The default keeps a served learned model (two encoders, ~1.6 KB per 384-d vector with its
-    key) at about 160 MB of embeddings on top of the ~700 MB of torch and weights: under 1 GB.
+    The default keeps a served learned model's embeddings (two encoders, a 384-d vector and its
+    key per string) small beside torch and the weights: the process stays under 1 GB.
     """
     raw = os.environ.get("PICTORANK_MAX_CACHED_STRINGS")
     if raw is None or not raw.strip():
@@ -65,8 +65,8 @@ def use_offline_environment() -> None:
     """Never let a library try a model hub: this machine and our users' have no internet.
 
     Also let torch's OpenMP threads sleep rather than spin while they wait: on a shared CPU
-    (other processes busy), spinning threads made one-row encoding ~50x slower (1 s instead of
-    20 ms per call, measured on the 2-core dev machine). Only effective before torch is imported,
+    (other processes busy), spinning threads made one-row encoding many times slower
+    (docs/experiments/speed.md). Only effective before torch is imported,
     so every entry point calls this first; values the user set are kept.
     """
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

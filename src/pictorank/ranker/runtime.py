@@ -1,4 +1,4 @@
-"""What a learned model directory ships so that never-seen input is cheap (issue 11), and the
+"""What a learned model directory ships so that never-seen input is cheap, and the
 runtime the unlearned methods are served on (`method_encoder`):
 
     onnx/base/, onnx/ft/   both encoders exported to ONNX (int8 by default), run by onnxruntime
@@ -32,9 +32,9 @@ log = logging.getLogger(__name__)
 ONNX_DIR = "onnx"
 VOCABULARY_FILE = "vocabulary.npz"
 # int8 for the base encoder; for the fine-tuned one int8 in the feed-forward blocks only, fp32
-# attention: full int8 for both drifted past issue 11's tolerance on Bliss val (0.002 score, 0.01
-# Hits@1 against the unoptimised model; bench/runtime.py), this mix stays inside it and makes the
-# fine-tuned encoder, the costliest part of a never-seen request, about 1.5x faster than fp32.
+# attention: full int8 for both drifted past the accuracy tolerance on Bliss val (against the
+# unoptimised model; bench/runtime.py), this mix stays inside it and makes the fine-tuned
+# encoder, the costliest part of a never-seen request, faster than fp32 (docs/experiments/speed.md).
 # The fine-tuned encoder carries the most weight in the ranker.
 DEFAULT_QUANTIZATION = "base=int8,ft=int8-ffn"
 
@@ -58,9 +58,9 @@ def runtime_model_id(model_id: str, quantization: str) -> str:
 
 def method_encoder(encoder: Encoder) -> Encoder:
     """The base encoder a service runs an unlearned method (seed, cosine) on: the base model's fp32
-    ONNX export, kept in `<cache_dir>/onnx/`. Its vectors equal PyTorch's to about 1e-7 (the same
-    rankings), it encodes a request's 30 new options about 2x faster, and once the export is
-    cached the process never imports torch (about 8 s of every start-up, and its memory). The
+    ONNX export, kept in `<cache_dir>/onnx/`. Its vectors equal PyTorch's to float rounding (the
+    same rankings), it encodes a request's new options faster, and once the export is cached the
+    process never imports torch (a slow part of every start-up, and its memory). The
     first start with an empty cache pays the export once (seconds, after importing torch).
 
     `encoder` itself when there is no cache folder to keep the export in (an export per process
