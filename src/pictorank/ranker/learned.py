@@ -16,7 +16,7 @@ directory is refused with a ModelError instead of ranking with the wrong feature
                        absent in directories trained before it existed: confidence is then null
     onnx/, vocabulary.npz
                        both encoders exported to ONNX and the training vocabulary embedded by
-                       them (ranker.runtime); absent in directories trained before issue 11,
+                       them (ranker.runtime); absent in directories trained before them,
                        which then run on PyTorch
 """
 
@@ -43,7 +43,7 @@ from pictorank.ranker.fallback import COSINE_COLUMN, KNOWN_COLUMN, blend_rows, b
 from pictorank.ranker.explain import Explanation, hint_similarities, learned_explanation
 from pictorank.ranker.runtime import DEFAULT_QUANTIZATION, load_runtime_encoders, preload_vocabulary, write_runtime
 
-if TYPE_CHECKING:  # lightgbm pulls in scikit-learn and scipy (~0.9 s); seed and cosine never need it
+if TYPE_CHECKING:  # lightgbm pulls in scikit-learn and scipy (slow); seed and cosine never need it
     import lightgbm as lgb
 
 ENCODER_DIR = "encoder"
@@ -197,8 +197,8 @@ class LearnedRanker(Ranker):
         start, results = 0, []
         for query, query_scores in zip(queries, scores):
             shown = np.argsort(-query_scores, kind="stable")[:top_k]
-            # SHAP walks every tree of every booster of the bag for each row (0.5 ms a row for 10
-            # boosters): unlike a plain prediction of a few rows, that is worth the threads.
+            # SHAP walks every tree of every booster of the bag for each row (costly for a whole
+            # bag): unlike a plain prediction of a few rows, that is worth the threads.
             contributions = self.booster.predict(table[start + shown], pred_contrib=True, num_threads=self.num_threads)
             options = [query.options[i] for i in shown]
             sims = hint_similarities(encoder.encode(options), encoder.encode(list(query.hints)))
@@ -266,7 +266,7 @@ class LearnedRanker(Ranker):
         num_threads = params.get("num_threads", 2)
         if not isinstance(num_threads, int) or isinstance(num_threads, bool) or not 1 <= num_threads <= 64:
             raise ModelError(f"{where}: params.num_threads must be an integer from 1 to 64, found {num_threads!r}")
-        fallback = params.get("fallback", False)  # absent in models trained before issue 10
+        fallback = params.get("fallback", False)  # absent in models trained before the blend existed
         if not isinstance(fallback, bool):
             raise ModelError(f"{where}: params.fallback must be true or false, found {fallback!r}")
         entry = config.get("encoder")
