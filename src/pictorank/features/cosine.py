@@ -29,8 +29,8 @@ def names(space: str) -> list[str]:
 
 
 def seed_names(space: str) -> list[str]:
-    """The columns read from the seed template's embedding: the costliest string of a clue (46
-    tokens on average against 16 for the joined text), which a model without them never encodes."""
+    """The columns read from the seed template's embedding: the costliest string of a clue (far
+    more tokens than the joined text), which a model without them never encodes."""
     return [f"{space}_cos_seed", *(f"{space}_{kind}_seed" for kind in ROW_STATS)]
 
 

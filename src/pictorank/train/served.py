@@ -1,10 +1,10 @@
 """Training features read through the encoders the model will be served with.
 
 A saved model runs its encoders as ONNX exports, int8 in part (pictorank.ranker.runtime): their
-vectors differ a little from PyTorch's (cosine about 0.99), and LightGBM learns how much to trust
+vectors differ a little from PyTorch's, and LightGBM learns how much to trust
 each column from the values it was trained on. Trained on PyTorch's vectors and served the
-exports', it meets slightly different inputs than it learned from: on Bliss val that cost about
-one point of Hits@1 with the int8 feed-forward export of the fine-tuned encoder. So when the
+exports', it meets slightly different inputs than it learned from: on Bliss val that cost
+Hits@1 with the int8 feed-forward export of the fine-tuned encoder. So when the
 model will be exported (`TrainConfig.quantization` set), every encoder that makes training
 features, the fold encoders included, is exported the same way first and the features are
 computed through the export. Exports are kept under `<cache_dir>/onnx/` (a few seconds each to
