@@ -36,7 +36,7 @@ def seed_names(space: str) -> list[str]:
 
 def columns(space: str, encoder: Encoder, q: Query, position_weights: dict[int, list[float]],
             with_seed: bool = True) -> dict[str, np.ndarray]:
-    """The cosine columns of `q`'s options measured with `encoder`, named ``<space>_*``.
+    """The cosine columns of `q`'s options computed with `encoder`, named ``<space>_*``.
 
     Without `with_seed` the seed template is not encoded and its columns (`seed_names`) are zeros.
     """

@@ -74,7 +74,7 @@ class HubnessMemo:
 
 
 def columns(q: Query, encoder: Encoder, memo: HubnessMemo) -> dict[str, np.ndarray]:
-    """The hubness columns of `q`'s options in `memo`'s space, measured with that space's `encoder`."""
+    """The hubness columns of `q`'s options in `memo`'s space, computed with that space's `encoder`."""
     joined = encoder.encode(list(q.options)) @ encoder.encode([joined_text(q.hints)])[0]
     hub = memo.of(encoder, q.options)
     option, csls = names(memo.space)
