@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml
 	touch $@
 
 # The default learned model is retrained only when the training files or the modules it is made
-# of change (10 min on 2 idle cores, 2 of them the clue-giver's; over 20 under load; fine-tuned encoders
+# of change (training is slow, the clue-giver's fit included; fine-tuned encoders
 # are cached in PICTORANK_CACHE_DIR).
 MODEL     := models/default
 MODEL_SRC := $(wildcard src/pictorank/*.py src/pictorank/features/*.py src/pictorank/ranker/*.py src/pictorank/train/*.py \

@@ -74,8 +74,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 
 def _build_clue_giver_in_background(app: FastAPI, service: RankingService) -> tuple[threading.Thread, threading.Event]:
-    """The clue model is read from the cache in about a second, but a first start fits it (tens
-    of seconds on 2 cores), and /rank must not wait for that: /ready answers once the ranker is
+    """The clue model is read from the cache quickly, but a first start fits it (far slower),
+    and /rank must not wait for that: /ready answers once the ranker is
     ready, and /suggest answers 503 "still loading" until the clue-giver is built. The fit shares
     the service's encoder under the service's lock (pictorank.api.clues)."""
 
@@ -116,7 +116,7 @@ def create_app(settings: Settings | None = None, service: RankingService | None 
     # The game's puzzles are small and load in milliseconds, so they load here, not in the lifespan.
     key = settings.game_key.get_secret_value().encode("utf-8") if settings.game_key else None
     app.state.game = GamePuzzles.load(Path(settings.game_puzzles), Path(settings.hints), key)
-    app.state.icons = IconStore.load(settings.hint_icons, Path(settings.hints))  # 1,165 small files: ~50 ms
+    app.state.icons = IconStore.load(settings.hint_icons, Path(settings.hints))  # small files: quick to read
     app.state.metrics = Metrics()
     app.add_exception_handler(StarletteHTTPException, http_error_handler)
     app.add_exception_handler(RequestValidationError, validation_error_handler)

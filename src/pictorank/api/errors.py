@@ -26,7 +26,7 @@ def error_body(loc: Loc, msg: str, kind: str) -> list[dict[str, Any]]:
 
 
 # Seconds a client should wait before asking again while something is still loading (a 503 of
-# kind "loading"): the model is ready a few seconds after start, the clue-giver within a minute.
+# kind "loading"): the model is ready soon after start; the clue-giver later when it must be fitted.
 RETRY_AFTER_SECONDS = 5
 
 

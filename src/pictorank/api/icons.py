@@ -1,5 +1,5 @@
 """The pictograms' drawings: `<hintID>.svg` files of the served vocabulary, read once when the app
-is created and served from memory by GET /hints/{id}/icon (the Bliss set is 450 KB).
+is created and served from memory by GET /hints/{id}/icon (the Bliss set is small).
 
 File names are built from the vocabulary's integer ids only, never from a request, so no
 request can name a file. Nor can the folder: a file that leads out of it (a symlink to

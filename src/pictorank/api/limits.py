@@ -1,12 +1,12 @@
 """What one request may cost: at most `Settings.max_texts_per_request` distinct texts.
 
-The body-size limit does not bound the work: 64 puzzles x 1,000 new options is 0.6 MB, and held
-a learned worker for ~206 s while a game guess waited 86 s behind it. The work grows with the
+The body-size limit does not bound the work: 64 puzzles x 1,000 new options fit well within it,
+and held a learned worker for minutes while a game guess waited behind it. The work grows with the
 texts the ranker has never seen (each is encoded, and for a learned model gets its features),
 so the limit counts distinct texts: the options and hints of every clue of the request, hints
 given by id included. All of them, not only the ones the caches lack: a client gets the same
 answer whatever the server happened to see before, and the default (2,000) still lets through
-any single clue (1,000 options + 20 hints) and any batch of 64 task puzzles (1,353 at most).
+any single clue (1,000 options + 20 hints) and any batch of 64 task puzzles (fewer than that).
 
 Not counted: open-vocabulary candidates (the served vocabulary's words, at most
 `open_vocab_candidates` per clue) and `exclude` lists (never encoded).

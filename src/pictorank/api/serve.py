@@ -49,7 +49,7 @@ def add_serve_parser(commands: "argparse._SubParsersAction") -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    # Lazy: the app (fastapi, faiss) and uvicorn take 0.2-0.3 s more to import (measured), which
+    # Lazy: the app (fastapi, faiss) and uvicorn add a noticeable import time, which
     # every other command would pay, since the CLI builds this command's parser.
     import uvicorn
 

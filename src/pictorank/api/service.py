@@ -223,7 +223,7 @@ class RankingService:
         """Rank one clue from the vocabulary, with and without options, then report ready."""
         first = next(iter(self.vocab.descriptions.values()))
         # With a warm disk cache every string above can be cached and the model would load with
-        # the first request (~8 s); an option no cache holds (requests never write the disk
+        # the first request (a slow one); an option no cache holds (requests never write the disk
         # cache) loads and runs it now.
         self.rank([Clue((first,), ("dog", "house", "water", "pictorank self-test"))])
         if self.index is not None:

@@ -79,9 +79,9 @@ class Settings(CommonSettings):
     cors_origins: list[str] = Field(default_factory=list, description="origins allowed by CORS; empty = none")
     max_body_bytes: int = Field(1_000_000, ge=1024, description="larger request bodies get 413")
     # What one request may cost. Each distinct text may need an encoding (and, for a learned
-    # model, its features): 64 puzzles x 1,000 new options held a learned worker for ~206 s.
+    # model, its features): 64 puzzles x 1,000 new options held a learned worker for minutes.
     # 2,000 lets any single clue (at most 1,000 options + 20 hints) and any 64 task puzzles
-    # (at most 1,353 distinct texts in train/val/test) through.
+    # (fewer distinct texts than that in train/val/test) through.
     max_texts_per_request: int = Field(
         2_000, ge=1, description="distinct option and hint texts one /rank or /rank/batch request may carry; "
         "more get 413"

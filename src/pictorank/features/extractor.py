@@ -15,7 +15,7 @@ columns it makes next to the code that makes them:
 - ``fam_*`` (familiarity.py): how far the clue and its options lie from the training data, so
   the ranker can tell an unseen vocabulary from home.
 
-The columns of the last two groups came after the others (issue 10) and are appended at the end:
+The columns of the last two groups came after the others and are appended at the end:
 a model trained before them reads the first 85 columns and still loads.
 
 `FeatureExtractor.fit` learns the position weights (pooling.py), the association tables and the
@@ -157,11 +157,11 @@ class FeatureExtractor:
             texts |= {seed_text(q.hints) for q in queries}
         encode_side_by_side(self.encoders().values(), sorted(texts))
         # Features come from many small matrix products (a clue against the train reference):
-        # waking a BLAS thread pool for each costs more than the work, 15x more on a busy machine.
+        # waking a BLAS thread pool for each costs more than the work, far more on a busy machine.
         options = sorted({o for q in queries for o in q.options})
         with _one_blas_thread():
             # One product per space for the whole batch, on one BLAS thread too: for one request's
-            # 30 options, waking the pool made it 59 ms instead of 1 ms on a busy machine.
+            # 30 options, waking the pool cost far more than the product on a busy machine.
             products = _OptionAnswers(options, self.encoders(), self.reference_)
             for space, encoder in self.encoders().items():
                 self.hubness_[space].warm(encoder, options)
@@ -270,8 +270,8 @@ def _load_reference(path: Path) -> Reference:
 
 class _OptionAnswers:
     """The cosines of a batch's distinct options to every train answer, in each space, from one
-    matrix product per space: options recur across queries (test.csv's 8,500 option slots hold
-    545 distinct options), and one large product is far cheaper than a small one per query."""
+    matrix product per space: options recur across queries (test.csv's option slots hold far
+    fewer distinct options), and one large product is far cheaper than a small one per query."""
 
     def __init__(self, options: Sequence[str], encoders: dict[str, Encoder], reference: Reference) -> None:
         self.row = {option: i for i, option in enumerate(options)}

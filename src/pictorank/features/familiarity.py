@@ -31,7 +31,7 @@ NAMES = ("fam_hints_known", "fam_clue_nn", "fam_option_nn", "fam_options_mean")
 
 
 def columns(q: Query, encoder: Encoder, reference: Reference, option_answer: np.ndarray | None = None) -> dict[str, np.ndarray]:
-    """The familiarity columns of `q`'s options against the train `reference`, measured with the
+    """The familiarity columns of `q`'s options against the train `reference`, computed with the
     base `encoder` (its embeddings of the clue and options are cached by then).
 
     `option_answer`: the options' cosines to every train answer in the base space, when the caller

@@ -4,8 +4,8 @@ Some options sit close to every clue and would win by default; an option's hubne
 cosine to its nearest train clues, and CSLS subtracts it from twice the cosine to this clue.
 The base space's columns are ``hub_option`` / ``hub_csls``, the fine-tuned one's
 ``hub_ft_option`` / ``hub_ft_csls`` (fine-tuning pulls clue texts towards train answers, so an
-option's hubness there is its own quantity: CSLS alone lifts fine-tuned cosine's val Hits@1
-from 0.805 to 0.840).
+option's hubness there is its own quantity: CSLS alone lifts fine-tuned cosine's val Hits@1;
+docs/experiments/learned-ranker.md).
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ class HubnessMemo:
 
 
 def columns(q: Query, encoder: Encoder, memo: HubnessMemo) -> dict[str, np.ndarray]:
-    """The hubness columns of `q`'s options in `memo`'s space, measured with that space's `encoder`."""
+    """The hubness columns of `q`'s options in `memo`'s space, computed with that space's `encoder`."""
     joined = encoder.encode(list(q.options)) @ encoder.encode([joined_text(q.hints)])[0]
     hub = memo.of(encoder, q.options)
     option, csls = names(memo.space)

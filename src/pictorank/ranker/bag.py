@@ -1,10 +1,10 @@
 """Several LightGBM boosters of one recipe, differing only in their seed, scoring by their mean.
 
-Why a bag rather than one booster (issue 10): each tree of the learned ranker sees a random
+Why a bag rather than one booster: each tree of the learned ranker sees a random
 subset of the feature columns (`colsample_bytree`, by default the square root of their number, as
 random forests do). One booster built that way still leans on whichever columns its seed happened
 to favour, and on a vocabulary it never saw that choice decides a few first places either way
-(over 40 seeds, 0.79-0.83 Hits@1 on the emoji names set). The mean of several such boosters
+(docs/experiments/transfer.md). The mean of several such boosters
 spreads the weight over every group of columns - base encoder, fine-tuned encoder, association
 tables - so a shift in one group (the fine-tuned encoder misreading names) moves the ranking
 less, and the model no longer depends on one seed's luck.
@@ -22,7 +22,7 @@ import numpy as np
 
 from pictorank.errors import ModelError
 
-if TYPE_CHECKING:  # lightgbm pulls in scikit-learn and scipy (~0.9 s); seed and cosine never need it
+if TYPE_CHECKING:  # lightgbm pulls in scikit-learn and scipy (slow); seed and cosine never need it
     import lightgbm as lgb
 
 BOOSTER_FILE = "model-{}.txt"  # one LightGBM text file per booster, numbered from 0

@@ -11,7 +11,7 @@ training data never saw: z(LightGBM) + (1 - known) * z(cosine), z-scored within 
 being the share of the clue's descriptions used by train clues (``fam_hints_known``). A clue of
 the training vocabulary is ranked by LightGBM alone; a clue of an unseen vocabulary by the two
 experts at equal weight, the natural choice when nothing says which is right (half the weight was
-measured too: see README "Transfer").
+tried too: see README "Transfer").
 
 The blend is expressed in LightGBM's own units (mean and spread of the row's LightGBM scores):
 score = LightGBM + (1 - known) * std(LightGBM) * z(cosine). Within a row that is a positive
@@ -23,7 +23,7 @@ How sure a blended row is (`blended_confidence`) follows the same weights: each 
 calibrated probability that the blend's first option is the answer (LightGBM's calibration,
 fitted on Bliss out-of-fold scores; cosine's, shipped with the package), mixed by the blend
 weight. LightGBM's calibration alone believes its Bliss-sized margins on any vocabulary and
-overstates the confidence far from home (ELCo dev: 0.85 stated for 0.63 right).
+overstates the confidence far from home (ELCo dev: docs/experiments/transfer.md).
 """
 
 from __future__ import annotations

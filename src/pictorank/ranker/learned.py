@@ -43,7 +43,7 @@ from pictorank.ranker.explain import Explanation, hint_similarities, learned_exp
 from pictorank.ranker.ranking import Ranking
 from pictorank.ranker.shipped import load_runtime_encoders, preload_vocabulary, write_runtime
 
-if TYPE_CHECKING:  # lightgbm pulls in scikit-learn and scipy (~0.9 s); seed and cosine never need it
+if TYPE_CHECKING:  # lightgbm pulls in scikit-learn and scipy (slow); seed and cosine never need it
     import lightgbm as lgb
 
 ENCODER_DIR = "encoder"
@@ -188,8 +188,8 @@ class LearnedRanker(Ranker):
         start, results = 0, []
         for query, query_scores in zip(queries, scores):
             shown = np.argsort(-query_scores, kind="stable")[:top_k]
-            # SHAP walks every tree of every booster of the bag for each row (0.5 ms a row for 10
-            # boosters): unlike a plain prediction of a few rows, that is worth the threads.
+            # SHAP walks every tree of every booster of the bag for each row (costly for a whole
+            # bag): unlike a plain prediction of a few rows, that is worth the threads.
             contributions = self.booster.predict(table[start + shown], pred_contrib=True, num_threads=self.num_threads)
             options = [query.options[i] for i in shown]
             sims = hint_similarities(encoder.encode(options), encoder.encode(list(query.hints)))

@@ -1,4 +1,4 @@
-"""The clue-giver: pictograms that clue a secret word (GitHub issue #14).
+"""The clue-giver: pictograms that clue a secret word.
 
 `rules` the game rule and input checks; `parts` which pictograms name parts of a word; `model`
 what train clues teach (ClueModel); `tower` the encoder fine-tuned from words to their main

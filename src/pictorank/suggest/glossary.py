@@ -1,12 +1,12 @@
 """Dictionary definitions of words, for the clue model: WordNet 3.0's gloss of each lemma's first
-(most common) sense, vendored as `wordnet/glosses.tsv.gz` (147,306 lemmas, 3.9 MB; licence in
+(most common) sense, vendored as `wordnet/glosses.tsv.gz` (one row per lemma; licence in
 `wordnet/LICENSE`; built by `scripts/build_glossary.py`).
 
 Why: a Bliss clue is a definition in pictures, genus first and differentiae after it (`Monday` =
 day + two), and a dictionary gloss is the same definition in words ("the second day of the week").
 The clue model reads a word as the unit mean of the word's embedding and its gloss's, so the
-pictograms of its definition come nearer. Bliss val, seed guesser, reader on, bonus 0.1: main idea
-0.551 -> 0.577, set F1 0.495 -> 0.505, seed Hits@1 0.835 -> 0.806 (README, "Clue-giver"). A word
+pictograms of its definition come nearer: on Bliss val the clues look more like people's, and
+are guessed a little less often (docs/experiments/clue-giver.md, "WordNet glosses"). A word
 WordNet does not know (a name, most phrases) is read as before.
 """
 

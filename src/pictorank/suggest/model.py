@@ -33,7 +33,7 @@ vocabulary (nothing depends on a particular hint id or word):
     *_gap, *_rank
                  each of the first five against the word's other pictograms: the distance to
                  the best one, and log(1 + rank). A classifier that sees one pictogram at a time
-                 needs them to tell a clear winner from a close call (+2 points of main-idea
+                 needs them to tell a clear winner from a close call (they raise main-idea
                  accuracy on val).
 
 Three small LightGBM classifiers turn these into P(main idea), P(specifier) and P(in the clue).
@@ -41,9 +41,9 @@ They learn from out-of-fold numbers: the probe and neighbour tables that describ
 are fitted on the other folds, so the classifiers see words as new as the ones they will meet.
 P(main idea) is then multiplied with the main-idea tower's softmax (:mod:`pictorank.suggest.tower`,
 a copy of the encoder fine-tuned on train's words -> main ideas), which reorders the main ideas.
-Fitting the Bliss train takes about 2 minutes on 2 cores (the classifiers 24-40 s, most of it the
-six probes; the tower about 70 s), so `fit_or_load` keeps the result in the cache folder (loading:
-~1 s).
+Fitting takes minutes (the tower's fine-tuning most of it; of the classifiers' part, the six
+probes) and loading a saved fit a moment, so `fit_or_load` keeps the result in the cache folder
+(timings: docs/experiments/speed.md).
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ WIDE_TEMPERATURE = 0.2  # the broad neighbour vote: nearly proportional to simil
 TARGETS = ("first", "rest", "any")
 CONFIG_FILE, ARRAYS_FILE = "clue_model.json", "clue_model.npz"
 # Candidate pictograms per word that the classifiers score: the best few by each signal, plus
-# every part match. On val they hold 91% of human main ideas and 88% of all clue pictograms.
+# every part match. On val they hold most human main ideas and most clue pictograms.
 POOL = {"probe": 30, "knn_first": 20, "knn_rest": 30, "cos_synonym": 20, "cos_description": 20}
 
 
@@ -174,13 +174,13 @@ class ClueModel:
     folds : out-of-fold splits for the classifiers' training numbers.
     neighbours, temperature : the nearest train answers that vote, and the softmax temperature
         of their similarities (0.05: the vote is dominated by the few nearest).
-    probe_c : inverse L2 strength of the main-idea probe (10 was best of 1-100 on val).
+    probe_c : inverse L2 strength of the main-idea probe (the default was the best on val).
     trees, leaves : LightGBM size (200 trees of 7 leaves: larger ones overfit the 2,100 clues).
     tower_epochs, tower_learning_rate : the main-idea tower's fine-tuning (pictorank.suggest.tower;
-        0 epochs: no tower). Both were chosen on train alone: fitted on four fifths of its words,
-        the tower puts the main idea of the other 399 first for 0.484 / 0.529 / 0.521 / 0.531 of
-        them after 3 / 5 / 8 / 12 epochs at 1e-4 (one split); at 5 epochs, over three splits,
-        for 0.505 at 1e-4, 0.526 at 4e-4 (better on each split), 0.525 at 8e-4 (two splits).
+        0 epochs: no tower). Both were chosen on train alone, the tower fitted on four fifths of
+        its words and scored on the main ideas of the rest: more epochs stop helping at the
+        default, and the default rate beats a smaller one on each split
+        (docs/experiments/clue-giver.md).
     seed : the folds', LightGBM's and the tower's random seed.
     glosses : read a word with its WordNet gloss (see the module docstring); False: the word alone.
     """
@@ -385,7 +385,7 @@ class ClueModel:
         """P(main idea) of the pool as the product of the classifiers' and the tower's opinions,
         renormalised to the classifiers' total: the tower reorders the main ideas, and the
         likeness keeps weighing P(main idea) against the expected set F1 as before.
-        (Bliss val, seed guesser, reader on, bonus 0.1: main idea 0.481 -> 0.552, set F1 0.482 -> 0.495.)"""
+        (It raises both main idea and set F1 on Bliss val: docs/experiments/clue-giver.md.)"""
         product = first * main_idea_probabilities(self.tower_, word, self.description_vectors_[pool])
         total = product.sum()
         return product * (first.sum() / total) if total > 0 else first
@@ -477,7 +477,7 @@ def fit_or_load(queries: Sequence[Query], descriptions: Sequence[str], encoder: 
     """A ClueModel fitted on `queries`: the same fit read back from `shipped` or the cache when one
     is there, else fitted now and saved in the cache.
 
-    Fitting takes about half a minute; a command that suggests one clue should not pay it every
+    Fitting is slow, loading is quick; a command that suggests one clue should not pay it every
     time. `shipped` is a folder that may hold the fit and is never written: a model directory,
     where `pictorank train` leaves the clue model its service will ask for (a container that mounts
     the model then does not fit it again with an empty cache).

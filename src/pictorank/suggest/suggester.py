@@ -7,7 +7,7 @@ to make a guesser pick the word over the words it must not be confused with.
 2. Candidates: each of the likeliest main ideas followed by every subset of the pictograms
    likeliest to be in the clue at all, of the lengths train clues have, up to `max_length`;
    specifiers in the order of P(specifier). (Taking specifiers by P(in the clue) rather than by
-   P(specifier) gains 2 points of set F1 on val: a likely second main idea is often a specifier.)
+   P(specifier) gives a higher set F1 on val: a likely second main idea is often a specifier.)
 3. Human likeness of a candidate: P(its main idea is the human's) + its expected set F1 with the
    human clue, 2 * sum P(in the clue) / (length + mean train clue length): the sum of the expected
    values of two of the agreement measures.
@@ -18,23 +18,21 @@ to make a guesser pick the word over the words it must not be confused with.
    each shortlisted clue's likeness gains READER_WEIGHT x the cosine between the reader's
    embeddings of the joined clue and of the word. The per-pictogram probabilities of steps 1-3
    judge pictograms one at a time; the reader judges the clue as a whole, the way people's clues
-   were read in training. Bliss val, seed guesser, `evaluate-suggest --reader models/default`:
-   bonus 0.5: main idea 0.483 -> 0.485, set F1 0.463 -> 0.478, seed Hits@1 0.885 -> 0.885;
-   bonus 0: 0.483 -> 0.488, 0.476 -> 0.490, 0.684 -> 0.771 (a clue that reads as the word is
-   also guessed more often); those with the fp32 export of an earlier model's fine-tuned encoder.
-   The shipped model's int8-ffn reader gave 0.481, 0.479, 0.881 at bonus 0.5. READER_WEIGHT 1 is
-   not tuned (0.5 and 2 did no better). The word is read as the clue model reads it, with its
-   WordNet gloss (val at bonus 0.3: set F1 0.4995 -> 0.5047, seed Hits@1 0.838 -> 0.835).
+   were read in training. On Bliss val it raises set F1, and with no bonus seed Hits@1 too (a
+   clue that reads as the word is also guessed more often). READER_WEIGHT 1 is not tuned (0.5
+   and 2 did no better). The word is read as the clue model reads it, with its WordNet gloss
+   (on val a little more set F1 for about the same seed Hits@1). Figures:
+   docs/experiments/clue-giver.md.
 6. Clues are ordered by likeness + `win_bonus` if the guesser puts the word first (ties and
    losers by how close the word came). The bonus is the one knob between human likeness and
-   guessability. Its default, 0.3, was chosen on train alone for issue 14's goal (clues as
+   guessability. Its default, 0.3, was chosen on train alone for the clue-giver's goal (clues as
    human-like as they can be while the seed guesser picks the word at least 80% of the time):
    with the clue model fitted on four fifths of train's words and no reader (it has read every
-   train clue), the other fifth's seed Hits@1 first reaches 0.80 at 0.25, 0.2 and 0.3 on three
-   splits (0.804, 0.808, 0.800; at 0.1 0.778, 0.791, 0.774; at 0.5 0.825, 0.832, 0.827), where
-   set F1 is 0.515, 0.508, 0.493; the largest of the three is the default. Before the clue model
-   read glosses the same procedure gave 0.1 (its clues were less like people's and guessed more
-   often). Bliss val with the reader: README, "Where it stands". inf puts every winner first.
+   train clue), each of three splits gives the smallest bonus at which the other fifth's seed
+   Hits@1 reaches the goal; the largest of the three is the default. Before the clue model read
+   glosses the same procedure chose a smaller bonus (its clues were less like people's and
+   guessed more often). Figures: docs/experiments/clue-giver.md; Bliss val with the reader:
+   README, "Where it stands". inf puts every winner first.
    Likeness lies in [0, 2] (a reader adds at most 1), so 0.3 lets a loser keep first place only
    when it is more human-like than every winner by more than that.
 """
@@ -56,7 +54,7 @@ from pictorank.ranker import Ranker, SeedRanker
 from pictorank.suggest.model import ClueModel, PictogramScores
 from pictorank.suggest.rules import check_request, names_word, same_word, words_of
 
-MAIN_IDEAS = 3  # main ideas tried: the model's top 3 hold the human one 62% of the time on val
+MAIN_IDEAS = 3  # main ideas tried: the model's top 3 hold the human one most of the time on val
 SPECIFIERS = 5  # specifiers tried after each main idea
 SHORTLIST = 10  # candidates the real guesser judges (each is one sentence to encode)
 HARDEST_NEIGHBOURS = 10  # stand-ins for `avoid` when none is given

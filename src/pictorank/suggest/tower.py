@@ -3,22 +3,21 @@ description of its clue's main idea.
 
 Why: the clue model's classifiers see a word only through similarities the frozen base encoder
 gives (to descriptions, to train answers, a linear probe on its vector), and with those they pick
-the human main idea for about 49% of Bliss val words, however they are combined
+the human main idea for under half of Bliss val words, however they are combined
 (docs/experiments/clue-giver.md). Which pictogram people make the main idea is a category judgement
 (`rose` -> flower, `birch` -> tree, where the classifiers chose `group of`) that the frozen space
 does not draw. Fine-tuning the word side against the descriptions, as a classifier whose class
 weights are the descriptions' own frozen vectors, draws it, and still reaches pictograms train
-rarely used as main ideas, because every class is a description text. On the 545 distinct Bliss val
-words, the classifiers' top P(main idea) is the human main idea for 0.488 of them; the tower's
-alone (5 epochs at 1e-4, seeds 13 and 14) for 0.495 and 0.501; their product (two experts, each
-with its own view) for 0.545 and 0.547. The shipped rate, 4e-4, was chosen on train alone
-(ClueModel's docstring); through the whole suggester it gives val main idea 0.552 where 1e-4 gave
-0.535 (README, "Figures").
+rarely used as main ideas, because every class is a description text. On the distinct Bliss val
+words the tower alone picks the human main idea about as often as the classifiers do, and their
+product (two experts, each with its own view) clearly more often than either. The shipped rate,
+4e-4, was chosen on train alone (ClueModel's docstring); through the whole suggester it also
+does better on val than 1e-4 (figures: docs/experiments/clue-giver.md).
 
 Only the word side is trained (the descriptions keep the base vectors the clue model already
 holds), with a plain PyTorch loop as in pictorank.train.finetune: a softmax over every
 description at the logit scale of MultipleNegativesRankingLoss. A fitted tower runs on PyTorch;
-a saved one is an fp32 ONNX export (the same vectors to about 1e-7), so a service that loads a
+a saved one is an fp32 ONNX export (the same vectors, to float rounding), so a service that loads a
 clue model never imports torch.
 """
 
@@ -54,7 +53,7 @@ def fit_tower(words: Sequence[str], main_ideas: Sequence[int], description_vecto
               epochs: float, learning_rate: float, seed: int) -> "SentenceTransformer":
     """The base encoder fine-tuned so that softmax(SCALE * word . descriptions) puts each word's
     main idea (an index into `description_vectors`) first; in eval mode."""
-    import torch  # lazy: torch takes ~8 s to import, and only fitting needs it
+    import torch  # lazy: torch is slow to import, and only fitting needs it
     import torch.nn.functional as F
 
     random.seed(seed)
@@ -64,7 +63,7 @@ def fit_tower(words: Sequence[str], main_ideas: Sequence[int], description_vecto
     targets = torch.tensor(np.asarray(description_vectors, dtype=np.float32))
     labels = torch.tensor(np.asarray(main_ideas, dtype=np.int64))
     steps = int(np.ceil(len(words) / BATCH_SIZE) * epochs)
-    # fused: one kernel for the whole update; with one-word inputs the update is most of a step (0.29 s -> 0.20 s)
+    # fused: one kernel for the whole update; with one-word inputs the update is most of a step
     optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, fused=True)
     warmup = max(1, int(steps * WARMUP_FRACTION))
     scheduler = torch.optim.lr_scheduler.LambdaLR(

@@ -37,7 +37,7 @@ def first_is_right(scores: Sequence[np.ndarray], labels: Sequence[np.ndarray]) -
 def fit_calibrator(sorted_scores: Sequence[Sequence[float]], correct: Sequence[bool], fitted_on: str) -> Calibrator:
     """A Platt (logistic) calibrator over `ranking_features`; almost no regularisation, since
     three coefficients cannot overfit a few thousand rankings."""
-    from sklearn.linear_model import LogisticRegression  # lazy: scikit-learn takes ~0.5 s to import
+    from sklearn.linear_model import LogisticRegression  # lazy: scikit-learn is slow to import
 
     X = np.array([ranking_features(s) for s in sorted_scores])
     y = np.array(correct, dtype=int)

@@ -15,10 +15,10 @@ Log = Callable[[str], None]  # where training reports progress (print, or nothin
 MIN_ANSWERS = 2  # out-of-fold features hold answers out: with one answer there is nothing to hold out
 ROWS_PER_LEAF = 20  # on a small table a leaf needs at most 1/20 of the option rows (see `sized_for`)
 
-# The seed template's columns are left out by default (issue 11): the template is a clue's
-# costliest string (46 tokens on average, against 16 for the joined text), so without them a new
-# clue costs a third of the encoder time; on val they are worth -0.0016 score and +0.005 Hits@1
-# (bench/runtime.py, the README's speed section).
+# The seed template's columns are left out by default: the template is a clue's costliest
+# string (far more tokens than the joined text), so without them a new clue costs much less
+# encoder time, and on val they are worth next to nothing (bench/runtime.py, the README's speed
+# section; docs/experiments/speed.md).
 SEED_COLUMNS: tuple[str, ...] = tuple(n for space in ("base", "ft") for n in seed_names(space))
 
 DEFAULT_GRID: tuple[dict[str, Any], ...] = (

@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 class FinetuneParams:
     """Hyper-parameters of one fine-tuning run.
 
-    The issue's reference was 3 epochs, batch 32, lr 3e-5; 1e-4 was chosen by the learned
-    ranker's train CV MRR (3e-5: 0.871, 6e-5: 0.875, 1e-4: 0.880, 2e-4: 0.879). Mining hard
+    The reference recipe was 3 epochs, batch 32, lr 3e-5; 1e-4 was chosen by the learned
+    ranker's train CV MRR (docs/experiments/learned-ranker.md). Mining hard
     negatives with the base encoder and a symmetric loss were tried and lowered val Hits@1.
     """
 
@@ -43,7 +43,7 @@ class FinetuneParams:
 
 def seed_everything(seed: int) -> None:
     """Fix every random source the loop touches, so two runs give the same weights."""
-    import torch  # lazy: torch takes ~8 s to import; only fine-tuning needs it here
+    import torch  # lazy: torch is slow to import; only fine-tuning needs it here
 
     random.seed(seed)
     np.random.seed(seed)
@@ -134,10 +134,10 @@ def finetune(
 def _embed(model: "SentenceTransformer", texts: list[str], chunk_size: int) -> "torch.Tensor":
     """Unit vectors of `texts`, in their order, with gradients.
 
-    Why in length-sorted chunks: a batch is padded to its longest text, and clue texts run from 5
-    to over 40 tokens, so one forward pass over the batch spends about half its work on padding.
+    Why in length-sorted chunks: a batch is padded to its longest text, and clue texts vary widely
+    in length, so one forward pass over the batch spends much of its work on padding.
     Masked padding does not change a text's vector, so the chunks give the same embeddings (and
-    the same loss) as one pass, in about two thirds of the time on a CPU.
+    the same loss) as one pass, in less time on a CPU (docs/experiments/speed.md).
     """
     import torch  # lazy: see seed_everything
     import torch.nn.functional as F

@@ -26,7 +26,7 @@ def column_share(config: TrainConfig, columns: int) -> float:
 
 
 def _ranker(params: dict[str, Any], config: TrainConfig, n_estimators: int, columns: int, seed: int | None = None):
-    # lazy: lightgbm pulls in scikit-learn and scipy (~0.9 s), which the CLI's other commands never need
+    # lazy: lightgbm pulls in scikit-learn and scipy (slow), which the CLI's other commands never need
     import lightgbm as lgb
 
     return lgb.LGBMRanker(
