@@ -281,7 +281,7 @@ def _add_suggest_args(parser: argparse.ArgumentParser) -> None:
     guesser.add_argument("--model", help="a model directory made by `pictorank train`: its ranker is the guesser")
     parser.add_argument("--reader", metavar="MODEL_DIR",
                         help="a model directory made by `pictorank train`: its fine-tuned encoder judges how well each "
-                             "candidate clue reads as the word (more human-like clues; see README, Clue-giver). "
+                             "candidate clue reads as the word (more human-like clues; see docs/clue-giver.md). "
                              "Default: --model's, else the default model's (as `pictorank serve` reads), "
                              "if there is one; 'none': no reader")
     parser.add_argument("--max-length", type=int, default=4, help=f"most pictograms per clue, 1-{MAX_CLUE_LENGTH} (default 4)")

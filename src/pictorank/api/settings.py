@@ -73,8 +73,8 @@ class Settings(CommonSettings):
     open_vocab_candidates: int = Field(100, ge=1, le=1000, description="words the faiss search passes to the ranker")
 
     # How to serve it.
-    host: str = "127.0.0.1"
-    port: int = Field(8000, ge=0, le=65535)
+    host: str = Field("127.0.0.1", description="interface to listen on (`pictorank serve --host`)")
+    port: int = Field(8000, ge=0, le=65535, description="port to listen on (`pictorank serve --port`)")
     workers: int = Field(1, ge=1, le=64, description="uvicorn worker processes; ranking is CPU-bound")
     cors_origins: list[str] = Field(default_factory=list, description="origins allowed by CORS; empty = none")
     max_body_bytes: int = Field(1_000_000, ge=1024, description="larger request bodies get 413")
