@@ -26,6 +26,7 @@ from typing import Any
 # The settings classes whose fields make the table, in order, as "module:Class". A subclass listed
 # after its base adds only the fields the base lacks (a variable is listed once).
 SETTINGS_CLASSES = [
+    "pictorank.settings:CommonSettings",
     "pictorank.api.settings:Settings",
 ]
 
@@ -35,21 +36,8 @@ if str(REPO / "src") not in sys.path:
 
 
 def _extra_variables() -> list[tuple[str, str, str]]:
-    """(variable, default, description) of the process-wide variables read outside any settings
-    class: src/pictorank/config.py and src/pictorank/onnx_encoder.py."""
-    from pictorank.config import DEFAULT_MAX_CACHED_STRINGS, ENCODER_RUNTIMES
-
-    return [
-        ("PICTORANK_MAX_CACHED_STRINGS", f"`{DEFAULT_MAX_CACHED_STRINGS:,}`",
-         "embeddings each encoder keeps in memory, least recently used forgotten first; also bounds the "
-         "hubness memo and the disk cache (CLI and service)"),
-        ("PICTORANK_ENCODER_RUNTIME", f"`{ENCODER_RUNTIMES[0]}`",
-         "runtime of the encoders: `onnx` uses the ONNX exports a model directory holds (and, in the service, "
-         "the base model's fp32 export for seed and cosine); `torch` runs the sentence-transformers models "
-         "(CLI and service)"),
-        ("PICTORANK_ONNX_THREADS", "the machine's cores, at most 4",
-         "onnxruntime threads of each ONNX encoder (CLI and service)"),
-    ]
+    """(variable, default, description) of variables read outside any settings class: none now."""
+    return []
 
 
 EXTRA_VARIABLES: Callable[[], list[tuple[str, str, str]]] = _extra_variables
