@@ -20,7 +20,6 @@ from schemathesis.specs.openapi.checks import (
 
 
 from pictorank.api.app import create_app
-from pictorank.api.clues import build_clue_giver
 from pictorank.api.settings import Settings
 
 # The schema comes from an app that loads nothing (the schema does not depend on the model; and
@@ -33,10 +32,9 @@ schema = schemathesis.openapi.from_dict(create_app(Settings()).openapi())
 # in the served vocabulary, or that exactly one of `hints`/`hint_texts` is given, so some
 # schema-valid requests are rightly refused with a 422 naming the field.
 @pytest.fixture(scope="module")
-def fuzzed_app(api_service):
-    """An app of its own (own metrics registry) over the session's service."""
-    # The clue-giver built first: a background build would answer /suggest 503 'still loading' meanwhile.
-    return create_app(Settings(), service=api_service, clues=build_clue_giver(Settings(), api_service))
+def fuzzed_app(api_service, clue_giver):
+    """An app of its own (own metrics registry) over the session's service and clue-giver."""
+    return create_app(Settings(), service=api_service, clues=clue_giver)
 
 
 CHECKS = [

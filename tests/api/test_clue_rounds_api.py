@@ -24,13 +24,6 @@ from pictorank.suggest import is_valid_clue
 KEY = "k" * 32
 
 
-@pytest.fixture(scope="module")
-def clue_giver(api_service) -> ClueGiver:
-    giver = build_clue_giver(Settings(), api_service)
-    assert giver.error is None, giver.error
-    return giver
-
-
 def _client(api_service, clue_giver, key: str | None = KEY) -> TestClient:
     """Returns 500s instead of raising them: a server error is a failed assertion, not a crash."""
     app = create_app(Settings(game_key=key), service=api_service, clues=clue_giver)

@@ -78,18 +78,23 @@ def _suggest_ready(url: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """The base URL of a `pictorank serve` subprocess, ready to rank and to suggest."""
+def server(tmp_path_factory, request):
+    """The base URL of a `pictorank serve` subprocess, ready to rank and to suggest.
+
+    Its clue model is the one the `clue_giver` fixture fitted into the same cache folder (the
+    same data, encoder and parameters give the same fit's key), so the server reads it back at
+    start-up: no test waits for a fit in the background.
+    """
     if os.environ.get("PICTORANK_GAME_URL"):
         yield os.environ["PICTORANK_GAME_URL"].rstrip("/")
         return
+    clue_settings = request.getfixturevalue("clue_settings")
+    request.getfixturevalue("clue_giver")
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     log = tmp_path_factory.mktemp("serve") / "serve.log"
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-    # The same on-disk embedding cache as `make` (the service and the CLI share PICTORANK_CACHE_DIR):
-    # a second run starts in seconds.
-    env.setdefault("PICTORANK_CACHE_DIR", str(ROOT / ".cache" / "embeddings"))
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
+               PICTORANK_CACHE_DIR=str(clue_settings.cache_dir), PICTORANK_SUGGEST_TRAIN=str(clue_settings.suggest_train))
     with open(log, "w") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "pictorank.cli", "serve", "--host", "127.0.0.1", "--port", str(port)],

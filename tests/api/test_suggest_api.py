@@ -8,6 +8,7 @@ the cache dir when fitted before); the session's service and encoder are shared.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Iterator
 
@@ -20,13 +21,6 @@ from pictorank.api.settings import Settings
 from pictorank.suggest import is_valid_clue
 
 JSON = {"content-type": "application/json"}
-
-
-@pytest.fixture(scope="module")
-def clue_giver(api_service) -> ClueGiver:
-    giver = build_clue_giver(Settings(), api_service)
-    assert giver.error is None, giver.error
-    return giver
 
 
 @pytest.fixture(scope="module")
@@ -238,3 +232,26 @@ def test_the_background_fit_never_holds_the_lock_for_long(api_service) -> None:
     vectors = locked.encode(texts)
     assert vectors.shape[0] == 100 and max(holds) <= LockedEncoder.CHUNK and sum(holds) == 100
     assert (vectors[5] == api_service.encoders.base.encode(["word 5"])[0]).all()
+
+
+SAMPLE_WORDS = ("umbrella", "zebra", "library", "firefighter", "sunflower", "ice", "birthday cake", "teacher")
+
+
+def test_the_command_line_and_the_service_give_the_same_clues(
+    client: TestClient, clue_settings, data_dir: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`pictorank suggest --word X` and POST /suggest assemble the clue-giver in one place
+    (pictorank.suggest.assembly) over the same encoders, so for the same model (here none: the
+    default method, as a fresh clone serves) and training puzzles they give the same clues."""
+    from pictorank.cli import main
+
+    monkeypatch.setenv("PICTORANK_CACHE_DIR", str(clue_settings.cache_dir))
+    for word in SAMPLE_WORDS:
+        served = client.post("/suggest", json={"word": word, "top": 3}).json()
+        assert main(["suggest", "--word", word, "--top", "3", "--hints", str(data_dir / "hint_descriptions.csv"),
+                     "--json", "--quiet"]) == 0
+        printed = json.loads(capsys.readouterr().out)
+        assert [[p["id"] for p in s["pictograms"]] for s in printed["suggestions"]] == \
+            [[p["id"] for p in s["pictograms"]] for s in served["suggestions"]], word
+        assert [s["rank"] for s in printed["suggestions"]] == [s["rank"] for s in served["suggestions"]], word
