@@ -30,7 +30,7 @@ $(STAMP): pyproject.toml
 # of change (training is slow, the clue-giver's fit included; fine-tuned encoders
 # are cached in PICTORANK_CACHE_DIR).
 MODEL     := models/default
-MODEL_SRC := $(wildcard src/pictorank/*.py src/pictorank/features/*.py src/pictorank/ranker/*.py src/pictorank/train/*.py \
+MODEL_SRC := $(wildcard src/pictorank/*.py src/pictorank/encoders/*.py src/pictorank/features/*.py src/pictorank/ranker/*.py src/pictorank/train/*.py \
                        src/pictorank/suggest/*.py src/pictorank/suggest/wordnet/*)
 
 $(MODEL)/ranker.json: $(STAMP) $(DATA)/train.csv $(DATA)/val.csv $(HINTS) $(MODEL_SRC)

@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import signal
 import socket
 import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Iterator, Sequence
 
 from pictorank.puzzles import PUZZLE_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
+PICTORANK = str(Path(sys.executable).with_name("pictorank"))  # the installed console script
 DATA = ROOT / "data" / "bliss"
 SMALL_TRAIN_ROWS, SMALL_STOP_ROWS = 600, 150  # val[:150] stops LightGBM early, val[150:] is held out
 
@@ -73,3 +80,55 @@ def stop_process(process: subprocess.Popen, timeout: float = 30) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+
+
+@dataclass
+class Server:
+    """A running `pictorank serve` process: its base URL, the process and its log file."""
+
+    url: str
+    process: subprocess.Popen
+    log: Path
+
+    def tail(self, chars: int = 3000) -> str:
+        return self.log.read_text(encoding="utf-8", errors="replace")[-chars:]
+
+
+def _answers_ready(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/ready", timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+@contextmanager
+def serving(args: Sequence[str], log: Path, env: dict[str, str] | None = None,
+            ready: Callable[[str], bool] | None = None, timeout: float = 240,
+            drop: Sequence[str] = ()) -> Iterator[Server]:
+    """`pictorank serve ARGS` on a free 127.0.0.1 port, once /ready (and `ready(url)`, when given)
+    answers; stopped as Ctrl-C would stop it afterwards. The one way tests start a real server.
+
+    Without PICTORANK_SUGGEST_TRAIN in `env` the server has no training puzzles for the
+    clue-giver, so it never fits one in the background: no test waits for, or competes with, a
+    fit it does not test. The timeout only bounds a server that never comes up.
+    """
+    port = free_port()
+    inherited = {key: value for key, value in os.environ.items() if key not in drop}
+    environment = {**inherited, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+                   "PICTORANK_SUGGEST_TRAIN": str(log.parent / "no-clue-giver.csv"), **(env or {})}
+    with open(log, "w") as out:
+        process = subprocess.Popen([PICTORANK, "serve", "--host", "127.0.0.1", "--port", str(port), *args],
+                                   env=environment, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+    server = Server(f"http://127.0.0.1:{port}", process, log)
+    try:
+        deadline = time.monotonic() + timeout
+        while not (_answers_ready(server.url) and (ready is None or ready(server.url))):
+            if process.poll() is not None:
+                raise AssertionError(f"pictorank serve exited with {process.returncode}:\n{server.tail()}")
+            if time.monotonic() > deadline:
+                raise AssertionError(f"pictorank serve not ready after {timeout} s:\n{server.tail()}")
+            time.sleep(0.3)
+        yield server
+    finally:
+        stop_process(process)

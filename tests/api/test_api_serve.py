@@ -12,47 +12,23 @@ from pathlib import Path
 
 import httpx
 import pytest
-from helpers import DATA, free_port, stop_process
+from helpers import DATA, PICTORANK, free_port, serving, stop_process
 
-PICTORANK = [str(Path(sys.executable).with_name("pictorank"))]  # the installed console script
-
-
-def wait_ready(base: str, process: subprocess.Popen, timeout: float = 240) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"server exited with {process.returncode}")
-        try:
-            if httpx.get(f"{base}/ready", timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.5)
-    raise AssertionError(f"server not ready after {timeout} s")
 
 
 @pytest.mark.slow  # the server process loads the real model
 def test_serve_answers_over_real_http(tmp_path: Path) -> None:
-    port = free_port()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1",
-           # a small open vocabulary keeps start-up short; the default is train+val+test
-           "PICTORANK_VOCABULARY_FILES": json.dumps([str(DATA / "val.csv")])}
-    log = (tmp_path / "server.log").open("w")
-    process = subprocess.Popen([*PICTORANK, "serve", "--host", "127.0.0.1", "--port", str(port), "--method", "cosine"],
-                               env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_ready(base, process)
+    # a small open vocabulary keeps start-up short; the default is train+val+test
+    env = {"PICTORANK_VOCABULARY_FILES": json.dumps([str(DATA / "val.csv")])}
+    with serving(["--method", "cosine"], tmp_path / "server.log", env) as server:
+        base = server.url
         ranked = httpx.post(f"{base}/rank", json={"hint_texts": ["flower", "sun"], "options": ["hammer", "sunflower"]})
         assert ranked.status_code == 200 and ranked.json()["ranking"] == ["sunflower", "hammer"]
         open_vocab = httpx.post(f"{base}/rank", json={"hint_texts": ["animal", "water"], "top_k": 3}).json()
         assert open_vocab["mode"] == "open_vocabulary" and len(open_vocab["ranking"]) == 3
         assert httpx.post(f"{base}/rank", json={"hints": [-1], "options": ["a"]}).status_code == 422
         assert 'route="/rank"' in httpx.get(f"{base}/metrics").text
-    finally:
-        stop_process(process)
-        log.close()
-    assert process.returncode == 0, (tmp_path / "server.log").read_text()[-2000:]
+    assert server.process.returncode == 0, server.tail(2000)
 
 
 @pytest.mark.parametrize(
@@ -75,7 +51,7 @@ def test_serve_refuses_bad_settings_in_one_line(tmp_path: Path, args: list[str],
     fill = {"{corrupt}": str(corrupt), "{binary}": str(binary)}
     args = [fill.get(a, a) for a in args]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", **{k: fill.get(v, v) for k, v in env.items()}}
-    result = subprocess.run([*PICTORANK, "serve", "--port", str(free_port()), *args],
+    result = subprocess.run([PICTORANK, "serve", "--port", str(free_port()), *args],
                             capture_output=True, text=True, timeout=120, env=env)
     assert result.returncode == 2, result.stderr[-2000:]
     assert result.stderr.count("\n") == 1 and named in result.stderr and "Traceback" not in result.stderr

@@ -24,7 +24,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from helpers import free_port, stop_process
+from helpers import serving
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -90,27 +90,10 @@ def server(tmp_path_factory, request):
         return
     clue_settings = request.getfixturevalue("clue_settings")
     request.getfixturevalue("clue_giver")
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
+    env = {"PICTORANK_CACHE_DIR": str(clue_settings.cache_dir), "PICTORANK_SUGGEST_TRAIN": str(clue_settings.suggest_train)}
     log = tmp_path_factory.mktemp("serve") / "serve.log"
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               PICTORANK_CACHE_DIR=str(clue_settings.cache_dir), PICTORANK_SUGGEST_TRAIN=str(clue_settings.suggest_train))
-    with open(log, "w") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "pictorank.cli", "serve", "--host", "127.0.0.1", "--port", str(port)],
-            stdout=out, stderr=subprocess.STDOUT, env=env, cwd=ROOT,
-        )
-    try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while not (_ready(url) and _suggest_ready(url)):
-            if process.poll() is not None:
-                pytest.fail(f"pictorank serve exited with {process.returncode}:\n{log.read_text()[-3000:]}")
-            if time.monotonic() > deadline:
-                pytest.fail(f"pictorank serve not ready after {START_TIMEOUT} s:\n{log.read_text()[-3000:]}")
-            time.sleep(0.3)
-        yield url
-    finally:
-        stop_process(process)
+    with serving([], log, env, ready=_suggest_ready, timeout=START_TIMEOUT) as running:
+        yield running.url
 
 
 @pytest.fixture(scope="module")

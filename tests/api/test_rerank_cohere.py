@@ -16,37 +16,18 @@ from pathlib import Path
 import httpx
 import pytest
 
-from helpers import DATA, free_port, stop_process
+from helpers import DATA, serving
 
 cohere = pytest.importorskip("cohere", reason="cohere is in the [test] extra")
-PICTORANK = str(Path(sys.executable).with_name("pictorank"))
 DOCUMENTS = ["hammer", "sunflower", "river", "tulip"]
 
 
 @pytest.fixture(scope="module")
 def base_url(tmp_path_factory):
     """A `pictorank serve --method cosine` process (a small open vocabulary keeps start-up short)."""
-    port = free_port()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PICTORANK_VOCABULARY_FILES": json.dumps([str(DATA / "val.csv")])}
-    log_path = tmp_path_factory.mktemp("rerank") / "serve.log"
-    with open(log_path, "w") as log:
-        process = subprocess.Popen([PICTORANK, "serve", "--host", "127.0.0.1", "--port", str(port), "--method", "cosine"],
-                                   env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 240
-        while True:
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"pictorank serve did not start:\n{log_path.read_text()[-2000:]}")
-            try:
-                if httpx.get(f"{base}/ready", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            time.sleep(0.5)
-        yield base
-    finally:
-        stop_process(process)
+    env = {"PICTORANK_VOCABULARY_FILES": json.dumps([str(DATA / "val.csv")])}
+    with serving(["--method", "cosine"], tmp_path_factory.mktemp("rerank") / "serve.log", env) as server:
+        yield server.url
 
 
 @pytest.mark.slow  # the server process loads the real model

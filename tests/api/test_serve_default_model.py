@@ -5,44 +5,22 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
-from helpers import DATA, free_port, stop_process
+from helpers import DATA, serving
 from pictorank.api.serve import _choose_for_workers, wants_default_model
 from pictorank.api.settings import Settings
 
-PICTORANK = str(Path(sys.executable).with_name("pictorank"))
 
 
 def serve_default(default_model: Path, log_path: Path) -> tuple[str, dict]:
     """Start `pictorank serve` with no model asked for; return its first log line and /health."""
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("PICTORANK_MODEL_DIR", "PICTORANK_METHOD")}
-    env.update({"HF_HUB_OFFLINE": "1", "PICTORANK_DEFAULT_MODEL_DIR": str(default_model),
-                "PICTORANK_VOCABULARY_FILES": json.dumps([str(DATA / "val.csv")])})
-    with open(log_path, "w") as log:
-        process = subprocess.Popen([PICTORANK, "serve", "--host", "127.0.0.1", "--port", str(port)],
-                                   env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 240
-        while True:
-            assert process.poll() is None and time.monotonic() < deadline, log_path.read_text()[-2000:]
-            try:
-                if httpx.get(f"{base}/ready", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            time.sleep(0.5)
-        health = httpx.get(f"{base}/health").json()
-    finally:
-        stop_process(process)
+    env = {"PICTORANK_DEFAULT_MODEL_DIR": str(default_model), "PICTORANK_VOCABULARY_FILES": json.dumps([str(DATA / "val.csv")])}
+    with serving([], log_path, env, drop=("PICTORANK_MODEL_DIR", "PICTORANK_METHOD")) as server:
+        health = httpx.get(f"{server.url}/health").json()
     return log_path.read_text().splitlines()[0], health
 
 
