@@ -14,6 +14,7 @@ import pytest
 from helpers import SMALL_STOP_ROWS
 from pictorank.errors import ModelError, SettingsError
 from pictorank.evaluation import evaluate_rankings
+from pictorank.encoders import Quantization
 from pictorank.encoders.onnx import CONFIG_FILE, ONNX_FILE, OnnxSentenceEncoder, export_onnx
 from pictorank.puzzles import to_queries
 from pictorank.query import Query
@@ -119,7 +120,7 @@ def test_versions_are_checked_on_load(exports, tmp_path):
 @pytest.fixture(scope="module")
 def saved_int8(small_learned, vocab, val_puzzles, tmp_path_factory) -> Path:
     ranker = copy.copy(small_learned)
-    ranker.quantization = "int8"
+    ranker.quantization = Quantization.parse("int8")
     directory = tmp_path_factory.mktemp("learned-onnx") / "model"
     options = sorted({o for p in val_puzzles[:SMALL_STOP_ROWS] for o in p.options})
     ranker.save(directory, vocabulary=(sorted(vocab.descriptions.values()), options))
@@ -165,6 +166,20 @@ def test_a_damaged_export_in_a_model_directory_is_refused(saved_int8, tmp_path, 
     (target / "onnx" / "base" / ONNX_FILE).write_bytes(b"garbage")
     with pytest.raises(ModelError, match="corrupt"):
         load_ranker(target, encoder=encoder)
+
+
+def test_a_model_folder_cannot_point_its_exports_outside_itself(saved_int8, tmp_path, encoder):
+    """ranker.json is not among the hashed files: an export path that leaves the folder (absolute
+    or ../) would load an encoder nobody checked, so it is refused."""
+    for outside in (str(saved_int8.parent / "elsewhere"), "../elsewhere", "onnx/../../elsewhere"):
+        target = tmp_path / "model"
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(saved_int8, target)
+        config = json.loads((target / "ranker.json").read_text())
+        config["runtime"]["spaces"]["base"] = outside
+        (target / "ranker.json").write_text(json.dumps(config))
+        with pytest.raises(ModelError, match="outside the model directory"):
+            load_ranker(target, encoder=encoder)
 
 
 def test_a_loaded_model_saves_again_with_its_export(saved_int8, tmp_path, encoder):
