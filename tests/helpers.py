@@ -5,16 +5,20 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
+import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
 
 from pictorank.puzzles import PUZZLE_COLUMNS
 
@@ -22,6 +26,25 @@ ROOT = Path(__file__).resolve().parents[1]
 PICTORANK = str(Path(sys.executable).with_name("pictorank"))  # the installed console script
 DATA = ROOT / "data" / "bliss"
 SMALL_TRAIN_ROWS, SMALL_STOP_ROWS = 600, 150  # val[:150] stops LightGBM early, val[150:] is held out
+
+class WordHashModel:
+    """Stands in for a SentenceTransformer: a text's vector is the normalised sum of fixed random
+    vectors of its words, so texts sharing words are close and the real model need not load."""
+
+    def __init__(self, dimension: int = 32) -> None:
+        self.dimension = dimension
+
+    def get_embedding_dimension(self) -> int:
+        return self.dimension
+
+    def encode(self, texts: Sequence[str], **kwargs: Any) -> np.ndarray:
+        return np.stack([self._vector(text) for text in texts]) if texts else np.zeros((0, self.dimension))
+
+    def _vector(self, text: str) -> np.ndarray:
+        words = re.findall(r"[a-z0-9]+", text.lower()) or [""]
+        v = sum(np.random.default_rng(zlib.crc32(w.encode())).normal(size=self.dimension) for w in words)
+        return v / np.linalg.norm(v)
+
 
 HINTS_CSV = 'hintID,description\n1,animal\n2,"water, sea, ocean"\n3,"hair, ""fur"""\n4,fire\n'
 

@@ -1,5 +1,7 @@
-"""The HTTP service's fixtures: one service over the session's real encoder, one app, one client,
-and one clue-giver, fitted once for the tests that exercise it.
+"""The HTTP service's fixtures. Unit tests of the HTTP contract run on `api_service`, a cosine
+service over a stand-in encoder (tests/helpers.WordHashModel: texts that share words are close),
+with its app and client; they load no model. The end-to-end tests run on `real_service` (the real
+base model, marked slow by the session's conftest) and its `clue_giver`, fitted once.
 
 An app built without a clue-giver builds one in the background; here, unless a test asks for the
 `clue_giver` fixture or names its own training puzzles, that build finds no training puzzles and
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import DATA
+from helpers import DATA, WordHashModel
 
 
 @pytest.fixture(autouse=True)
@@ -21,8 +23,22 @@ def _no_clue_giver_unless_asked(monkeypatch: pytest.MonkeyPatch, tmp_path_factor
 
 
 @pytest.fixture(scope="session")
-def api_service(base_model):
-    """The HTTP service's ranking core over the real base model, built once and self-tested.
+def api_service():
+    """A cosine service over the stand-in encoder, built once and self-tested: the open-vocabulary
+    index holds val's words."""
+    from pictorank.api.service import build_service
+    from pictorank.api.settings import Settings
+    from pictorank.encoders import Encoder
+
+    stub = Encoder(model=WordHashModel(), model_id="word-hash-api")
+    service = build_service(Settings(vocabulary_files=[DATA / "val.csv"]), base=stub)
+    service.self_test()
+    return service
+
+
+@pytest.fixture(scope="session")
+def real_service(base_model):
+    """The service over the real base model, built once and self-tested.
 
     Built as `pictorank serve` builds a cosine service (the base model's fp32 ONNX export, kept in
     the settings' cache folder), so the clue model fitted below is the one a real server of the
@@ -49,11 +65,11 @@ def clue_settings():
 
 
 @pytest.fixture(scope="session")
-def clue_giver(api_service, clue_settings):
-    """The clue-giver over the session's service, fitted once (or read back from the cache)."""
+def clue_giver(real_service, clue_settings):
+    """The clue-giver over the real service, fitted once (or read back from the cache)."""
     from pictorank.api.clues import build_clue_giver
 
-    giver = build_clue_giver(clue_settings, api_service)
+    giver = build_clue_giver(clue_settings, real_service)
     assert giver.error is None, giver.error
     return giver
 
@@ -64,6 +80,18 @@ def api_app(api_service):
     from pictorank.api.settings import Settings
 
     return create_app(Settings(), service=api_service)
+
+
+@pytest.fixture(scope="session")
+def real_client(real_service):
+    """A client of an app over the real service (no clue-giver)."""
+    from fastapi.testclient import TestClient
+
+    from pictorank.api.app import create_app
+    from pictorank.api.settings import Settings
+
+    with TestClient(create_app(Settings(), service=real_service)) as client:
+        yield client
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
-from helpers import DATA, puzzle_row, write_rows
+from helpers import DATA, WordHashModel, puzzle_row, write_rows
 from pydantic import ValidationError
 
 from pictorank.api.app import create_app
@@ -40,11 +40,11 @@ def test_rank_matches_the_served_ranker(api_client: TestClient, api_service, val
 
 
 def test_rank_top_k_and_short_option_lists(api_client: TestClient) -> None:
-    body = {"hint_texts": ["flower", "sun"], "options": ["sunflower", "hammer", "river"], "top_k": 2}
+    body = {"hint_texts": ["flower", "sun"], "options": ["sun flower", "hammer", "river"], "top_k": 2}
     ranked = api_client.post("/rank", json=body).json()
-    assert ranked["ranking"][0] == "sunflower" and len(ranked["ranking"]) == 2
+    assert ranked["ranking"][0] == "sun flower" and len(ranked["ranking"]) == 2
     body["top_k"] = 10  # more than there are options: all of them
-    assert sorted(api_client.post("/rank", json=body).json()["ranking"]) == ["hammer", "river", "sunflower"]
+    assert sorted(api_client.post("/rank", json=body).json()["ranking"]) == ["hammer", "river", "sun flower"]
 
 
 def test_free_text_hints_equal_their_ids(api_client: TestClient, val_puzzles, vocab: HintVocabulary) -> None:
@@ -277,9 +277,9 @@ def test_the_torch_runtime_keeps_a_method_on_pytorch(tmp_path, base_model, monke
     assert service.encoders.base is encoder and not (tmp_path / "cache" / "onnx").exists()
 
 
-def test_a_model_directory_is_served_over_the_settings_vocabulary(tmp_path, encoder, api_service) -> None:
+def test_a_model_directory_is_served_over_the_settings_vocabulary(tmp_path, api_service) -> None:
     model_dir = tmp_path / "model"
-    CosineRanker(encoder=encoder).save(model_dir)
+    CosineRanker(encoder=api_service.encoders.base).save(model_dir)
     # a saved unlearned model runs on the base encoder it is given: here the session service's
     service = build_service(Settings(model_dir=model_dir, vocabulary_files=[DATA / "val.csv"]), base=api_service.encoders.base)
     assert service.model_name.startswith("cosine:model") and service.index.words == api_service.index.words
@@ -297,7 +297,8 @@ def test_concurrent_requests_get_their_own_answers(api_client: TestClient) -> No
     assert [r.json()["ranking"] for r in responses] == expected
 
 
-def test_word_list_extends_the_open_vocabulary(tmp_path, encoder) -> None:
+def test_word_list_extends_the_open_vocabulary(tmp_path) -> None:
+    encoder = Encoder(model=WordHashModel(), model_id="word-hash-api")
     words = tmp_path / "words.txt"
     words.write_text("zebracorn\n\n  giraffe-whale  \nnot|allowed\n", encoding="utf-8")
     settings = Settings(vocabulary_files=[bundled_data_dir() / "val.csv"], word_list=words)

@@ -32,9 +32,9 @@ schema = schemathesis.openapi.from_dict(create_app(Settings()).openapi())
 # in the served vocabulary, or that exactly one of `hints`/`hint_texts` is given, so some
 # schema-valid requests are rightly refused with a 422 naming the field.
 @pytest.fixture(scope="module")
-def fuzzed_app(api_service, clue_giver):
+def fuzzed_app(real_service, clue_giver):
     """An app of its own (own metrics registry) over the session's service and clue-giver."""
-    return create_app(Settings(), service=api_service, clues=clue_giver)
+    return create_app(Settings(), service=real_service, clues=clue_giver)
 
 
 CHECKS = [

@@ -24,15 +24,15 @@ from pictorank.suggest import is_valid_clue
 KEY = "k" * 32
 
 
-def _client(api_service, clue_giver, key: str | None = KEY) -> TestClient:
+def _client(real_service, clue_giver, key: str | None = KEY) -> TestClient:
     """Returns 500s instead of raising them: a server error is a failed assertion, not a crash."""
-    app = create_app(Settings(game_key=key), service=api_service, clues=clue_giver)
+    app = create_app(Settings(game_key=key), service=real_service, clues=clue_giver)
     return TestClient(app, raise_server_exceptions=False)
 
 
 @pytest.fixture(scope="module")
-def client(api_service, clue_giver) -> Iterator[TestClient]:
-    with _client(api_service, clue_giver) as c:
+def client(real_service, clue_giver) -> Iterator[TestClient]:
+    with _client(real_service, clue_giver) as c:
         yield c
 
 
@@ -72,15 +72,15 @@ def test_exactly_one_option_is_the_word_and_the_guess_shows_the_same_clue(client
     assert verdicts[0]["guesser"] == "seed"
 
 
-def test_an_app_with_the_same_key_knows_the_word_and_one_with_another_key_may_not(api_service, clue_giver,
+def test_an_app_with_the_same_key_knows_the_word_and_one_with_another_key_may_not(real_service, clue_giver,
                                                                                    client: TestClient) -> None:
     body = _round(client)
     answer = _guess(client, body["id"], body["options"][0])["answer"]
-    with _client(api_service, clue_giver, key=KEY) as worker:  # another worker of the same server
+    with _client(real_service, clue_giver, key=KEY) as worker:  # another worker of the same server
         assert _guess(worker, body["id"], body["options"][0])["answer"] == answer
 
 
-def test_secret_words_spread_over_the_options_and_follow_the_key(api_service) -> None:
+def test_secret_words_spread_over_the_options_and_follow_the_key(real_service) -> None:
     settings = Settings()
     first = GamePuzzles.load(settings.game_puzzles, settings.hints, key=b"a" * 32)  # type: ignore[arg-type]
     same = GamePuzzles.load(settings.game_puzzles, settings.hints, key=b"a" * 32)  # type: ignore[arg-type]
@@ -175,9 +175,9 @@ def test_a_guess_needs_json(client: TestClient) -> None:
     assert response.status_code == 415 and response.json()["detail"][0]["msg"]
 
 
-def test_without_the_clue_giver_the_clue_mode_is_a_503(api_service, tmp_path) -> None:
+def test_without_the_clue_giver_the_clue_mode_is_a_503(real_service, tmp_path) -> None:
     settings = Settings(suggest_train=tmp_path / "missing.csv")
-    with TestClient(create_app(settings, service=api_service), raise_server_exceptions=False) as client:
+    with TestClient(create_app(settings, service=real_service), raise_server_exceptions=False) as client:
         response = client.get("/clues/random")
         assert response.status_code == 503
         assert response.json()["detail"][0]["type"] == "suggest_unavailable"

@@ -24,15 +24,15 @@ JSON = {"content-type": "application/json"}
 
 
 @pytest.fixture(scope="module")
-def client(api_service, clue_giver) -> Iterator[TestClient]:
+def client(real_service, clue_giver) -> Iterator[TestClient]:
     """Returns 500s instead of raising them: a server error is a failed assertion, not a crash."""
-    with TestClient(create_app(Settings(), service=api_service, clues=clue_giver), raise_server_exceptions=False) as c:
+    with TestClient(create_app(Settings(), service=real_service, clues=clue_giver), raise_server_exceptions=False) as c:
         yield c
 
 
-def test_a_served_learned_model_lends_its_fine_tuned_encoder_as_reader(api_service, clue_giver) -> None:
+def test_a_served_learned_model_lends_its_fine_tuned_encoder_as_reader(real_service, clue_giver) -> None:
     assert clue_giver.suggester is not None
-    assert clue_giver.suggester.reader is api_service.encoders.finetuned
+    assert clue_giver.suggester.reader is real_service.encoders.finetuned
 
 
 def _suggest(client: TestClient, **body) -> dict:
@@ -43,10 +43,10 @@ def _suggest(client: TestClient, **body) -> dict:
 
 @pytest.mark.parametrize("word, avoid", [("cats", ["dog", "bird", "rose"]), ("sunflower", ["rose", "tulip", "sun"]),
                                          ("credit card", ["money", "bank"])])
-def test_clues_follow_the_game_rule(client: TestClient, api_service, word: str, avoid: list[str]) -> None:
+def test_clues_follow_the_game_rule(client: TestClient, real_service, word: str, avoid: list[str]) -> None:
     body = _suggest(client, word=word, avoid=avoid, max_length=3, top=4, use_known=False)
     assert body["word"] == word and body["avoid"] == avoid and body["avoid_source"] == "request"
-    assert body["guesser"] == "seed" and body["model"] == api_service.model_name
+    assert body["guesser"] == "seed" and body["model"] == real_service.model_name
     assert 1 <= len(body["suggestions"]) <= 4
     for clue in body["suggestions"]:
         descriptions = [p["description"] for p in clue["pictograms"]]
@@ -54,7 +54,7 @@ def test_clues_follow_the_game_rule(client: TestClient, api_service, word: str, 
         assert 1 <= len(descriptions) <= 3
         assert [p["role"] for p in clue["pictograms"]] == ["main idea"] + ["specifier"] * (len(descriptions) - 1)
         for p in clue["pictograms"]:
-            assert api_service.vocab.descriptions[p["id"]] == p["description"] and p["reason"]
+            assert real_service.vocab.descriptions[p["id"]] == p["description"] and p["reason"]
             assert p["icon"].startswith(f"/hints/{p['id']}/icon")
         assert clue["options"] == len(avoid) + 1 and 1 <= clue["rank"] <= clue["options"]
         assert (clue["margin"] > 0) == (clue["rank"] == 1)
@@ -153,9 +153,9 @@ def test_malformed_bodies_are_4xx_with_a_json_body(client: TestClient, content: 
     assert response.json()["detail"][0]["msg"]
 
 
-def test_without_training_puzzles_only_suggest_is_off(api_service, tmp_path: Path) -> None:
+def test_without_training_puzzles_only_suggest_is_off(real_service, tmp_path: Path) -> None:
     settings = Settings(suggest_train=tmp_path / "missing.csv")
-    with TestClient(create_app(settings, service=api_service), raise_server_exceptions=False) as client:
+    with TestClient(create_app(settings, service=real_service), raise_server_exceptions=False) as client:
         response = client.post("/suggest", json={"word": "cat"})
         assert response.status_code == 503
         [detail] = response.json()["detail"]
@@ -166,14 +166,14 @@ def test_without_training_puzzles_only_suggest_is_off(api_service, tmp_path: Pat
         assert ranked.status_code == 200
 
 
-def test_a_file_without_answers_turns_suggest_off_too(api_service) -> None:
+def test_a_file_without_answers_turns_suggest_off_too(real_service) -> None:
     from helpers import DATA
 
-    giver = build_clue_giver(Settings(suggest_train=DATA / "test.csv"), api_service)
+    giver = build_clue_giver(Settings(suggest_train=DATA / "test.csv"), real_service)
     assert giver.suggester is None and "answers" in (giver.error or "")
 
 
-def test_ready_does_not_wait_for_the_clue_giver(api_service, clue_giver, monkeypatch) -> None:
+def test_ready_does_not_wait_for_the_clue_giver(real_service, clue_giver, monkeypatch) -> None:
     """A first start fits the clue model (tens of seconds): /rank and /ready must not wait for it;
     /suggest says it is loading, then answers; a failed build becomes its 503 reason."""
     import threading
@@ -188,7 +188,7 @@ def test_ready_does_not_wait_for_the_clue_giver(api_service, clue_giver, monkeyp
         return clue_giver
 
     monkeypatch.setattr(app_module, "build_clue_giver", slow_build)
-    with TestClient(create_app(Settings(), service=api_service)) as client:
+    with TestClient(create_app(Settings(), service=real_service)) as client:
         assert client.get("/ready").status_code == 200
         loading = client.post("/suggest", json={"word": "cat"})
         assert loading.status_code == 503 and "still loading" in loading.text
@@ -203,7 +203,7 @@ def test_ready_does_not_wait_for_the_clue_giver(api_service, clue_giver, monkeyp
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(app_module, "build_clue_giver", broken_build)
-    with TestClient(create_app(Settings(), service=api_service)) as client:
+    with TestClient(create_app(Settings(), service=real_service)) as client:
         deadline = time.monotonic() + 30
         while "still loading" in client.post("/suggest", json={"word": "cat"}).text and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -212,7 +212,7 @@ def test_ready_does_not_wait_for_the_clue_giver(api_service, clue_giver, monkeyp
         assert "retry-after" not in failed.headers  # broken for good: asking again will not help
 
 
-def test_the_background_fit_never_holds_the_lock_for_long(api_service) -> None:
+def test_the_background_fit_never_holds_the_lock_for_long(real_service) -> None:
     """The fit encodes thousands of strings; /rank must get the lock between chunks of them."""
     import threading
 
@@ -225,13 +225,13 @@ def test_the_background_fit_never_holds_the_lock_for_long(api_service) -> None:
 
         def encode(self, texts, show_progress=False):
             holds.append(len(texts))
-            return api_service.encoders.base.encode(texts)
+            return real_service.encoders.base.encode(texts)
 
     locked = LockedEncoder(Counting(), threading.Lock())  # type: ignore[arg-type]
     texts = [f"word {i}" for i in range(100)]
     vectors = locked.encode(texts)
     assert vectors.shape[0] == 100 and max(holds) <= LockedEncoder.CHUNK and sum(holds) == 100
-    assert (vectors[5] == api_service.encoders.base.encode(["word 5"])[0]).all()
+    assert (vectors[5] == real_service.encoders.base.encode(["word 5"])[0]).all()
 
 
 SAMPLE_WORDS = ("umbrella", "zebra", "library", "firefighter", "sunflower", "ice", "birthday cake", "teacher")

@@ -2,33 +2,11 @@
 
 from __future__ import annotations
 
-import re
-import zlib
-from typing import Any, Sequence
-
-import numpy as np
 import pytest
 
+from helpers import WordHashModel
 from pictorank.encoders import Encoder
 from pictorank.query import Query
-
-
-class WordHashModel:
-    """Stands in for a SentenceTransformer: a text's vector is the normalised sum of fixed random
-    vectors of its words, so texts sharing words are close and the real model need not load."""
-
-    dimension = 32
-
-    def get_embedding_dimension(self) -> int:
-        return self.dimension
-
-    def encode(self, texts: Sequence[str], **kwargs: Any) -> np.ndarray:
-        return np.stack([self._vector(text) for text in texts])
-
-    def _vector(self, text: str) -> np.ndarray:
-        words = re.findall(r"[a-z0-9]+", text.lower()) or [""]
-        v = sum(np.random.default_rng(zlib.crc32(w.encode())).normal(size=self.dimension) for w in words)
-        return v / np.linalg.norm(v)
 
 
 @pytest.fixture(scope="session")

@@ -6,14 +6,9 @@ A word-hash stand-in encoder keeps these tests fast (no model loads, no fine-tun
 
 from __future__ import annotations
 
-import re
-import zlib
-from typing import Any, Sequence
-
-import numpy as np
 import pytest
 
-from helpers import puzzle_row, write_hints, write_rows
+from helpers import WordHashModel, puzzle_row, write_hints, write_rows
 from pictorank.cli import main
 from pictorank.encoders import Encoder
 from pictorank.errors import UsageError
@@ -26,24 +21,9 @@ QUIET = lambda message: None  # noqa: E731
 FAST = dict(finetune=False, n_estimators=30, early_stopping_rounds=10, quantization=None)  # the word-hash stand-in has no ONNX export
 
 
-class WordHashModel:
-    """A text's vector is the normalised sum of fixed random vectors of its words."""
-
-    def get_embedding_dimension(self) -> int:
-        return 16
-
-    def encode(self, texts: Sequence[str], **kwargs: Any) -> np.ndarray:
-        rows = []
-        for text in texts:
-            words = re.findall(r"[a-z0-9]+", text.lower()) or [""]
-            v = sum(np.random.default_rng(zlib.crc32(w.encode())).normal(size=16) for w in words)
-            rows.append(v / np.linalg.norm(v))
-        return np.stack(rows)
-
-
 @pytest.fixture
 def word_encoder() -> Encoder:
-    return Encoder(model=WordHashModel(), model_id="word-hash-small-data")
+    return Encoder(model=WordHashModel(dimension=16), model_id="word-hash-small-data")
 
 
 THEMES = {  # answer -> a description that points at it, and a shared classifier
