@@ -89,7 +89,8 @@ def build_ranker(args: argparse.Namespace, encoder: Encoder | None = None) -> Ra
     """The ranker the user asked for: a saved model directory, or an unlearned method."""
     encoder = encoder or build_encoder(args)
     if args.model:
-        return load_ranker(args.model, encoder=encoder, runtime=_settings(args).encoder_runtime)
+        settings = _settings(args)
+        return load_ranker(args.model, encoder=encoder, runtime=settings.encoder_runtime, threads=settings.onnx_threads)
     return make_ranker(args.method or DEFAULT_METHOD, encoder=encoder)
 
 
@@ -180,8 +181,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     vocab, puzzles = _load_input(args, require_answers=True)
     encoder = build_encoder(args)  # one model load and one cache for every base-model method
     rankers = {m: make_ranker(m, encoder=encoder) for m in args.methods or ()}
-    runtime = _settings(args).encoder_runtime
-    rankers.update({d: load_ranker(d, encoder=encoder, runtime=runtime) for d in args.models or ()})
+    settings = _settings(args)
+    rankers.update({d: load_ranker(d, encoder=encoder, runtime=settings.encoder_runtime, threads=settings.onnx_threads)
+                    for d in args.models or ()})
     if not rankers:
         raise UsageError("nothing to compare: give --methods and/or --models")
     rankings, seconds = {}, {}

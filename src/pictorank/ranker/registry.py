@@ -64,7 +64,7 @@ def load_encoders(directory: str | os.PathLike, base: Encoder | None = None, run
 
 
 def load_ranker(directory: str | os.PathLike, encoder: Encoder | None = None, encoders: Encoders | None = None,
-                runtime: str = "onnx") -> Ranker:
+                runtime: str = "onnx", threads: int | None = None) -> Ranker:
     """Load any saved ranker, checking its config before trusting it. `encoders`: what
     `load_encoders` made of this folder, when the caller hands them to others too; else they are
     made here (over `encoder`, see `load_encoders`)."""
@@ -72,7 +72,7 @@ def load_ranker(directory: str | os.PathLike, encoder: Encoder | None = None, en
     config = read_config(directory)
     cls = SAVED[config["method"]]
     if encoders is None:
-        encoders = cls.load_encoders(config, directory, encoder, runtime)
+        encoders = cls.load_encoders(config, directory, encoder, runtime, threads)
     return cls.from_config(config, directory, encoders)
 
 
