@@ -15,6 +15,8 @@ import pytest
 
 from helpers import DATA, WordHashModel
 
+CLUE_ROWS = 700  # train rows the session's clue-giver learns from
+
 
 @pytest.fixture(autouse=True)
 def _no_clue_giver_unless_asked(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
@@ -57,11 +59,15 @@ def real_service(base_model):
 
 
 @pytest.fixture(scope="session")
-def clue_settings():
-    """The service's settings with the bundled training puzzles for the clue-giver."""
+def clue_settings(tmp_path_factory: pytest.TempPathFactory):
+    """The service's settings with training puzzles for the clue-giver: the first CLUE_ROWS rows of
+    the bundled train.csv, enough for every behaviour the tests check at a fraction of the fit."""
     from pictorank.api.settings import Settings
 
-    return Settings(suggest_train=DATA / "train.csv")
+    lines = (DATA / "train.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+    train = tmp_path_factory.mktemp("clue-giver") / "train.csv"
+    train.write_text("".join(lines[: CLUE_ROWS + 1]), encoding="utf-8")
+    return Settings(suggest_train=train)
 
 
 @pytest.fixture(scope="session")

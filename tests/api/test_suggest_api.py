@@ -2,8 +2,8 @@
 (pictograms with drawings, roles, reasons; the guesser's rank), and bad input is a 4xx with a JSON
 body naming the field, never a 500. Also: without training puzzles only /suggest is off (503).
 
-The clue model is the one the service builds at start-up (from the bundled train.csv, read from
-the cache dir when fitted before); the session's service and encoder are shared.
+The clue model is the session's `clue_giver` (tests/api/conftest.py: fitted once on a slice of
+train.csv, or read back from the cache folder); the session's real service is shared.
 """
 
 from __future__ import annotations
@@ -250,7 +250,7 @@ def test_the_command_line_and_the_service_give_the_same_clues(
     for word in SAMPLE_WORDS:
         served = client.post("/suggest", json={"word": word, "top": 3}).json()
         assert main(["suggest", "--word", word, "--top", "3", "--hints", str(data_dir / "hint_descriptions.csv"),
-                     "--json", "--quiet"]) == 0
+                     "--train", str(clue_settings.suggest_train), "--json", "--quiet"]) == 0
         printed = json.loads(capsys.readouterr().out)
         assert [[p["id"] for p in s["pictograms"]] for s in printed["suggestions"]] == \
             [[p["id"] for p in s["pictograms"]] for s in served["suggestions"]], word
