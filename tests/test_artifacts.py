@@ -94,3 +94,11 @@ def test_a_folder_is_replaced_through_a_symlink_to_it(tmp_path, force: bool) -> 
     assert sorted(p.name for p in real.iterdir()) == [MARKER_FILE, "report.html"]
     assert [p.name for p in links.iterdir()] == ["report"]
     assert [p.name for p in real.parent.iterdir()] == ["report"]
+
+
+def test_a_json_file_nested_too_deep_is_a_model_error(tmp_path) -> None:
+    from pictorank.artifacts import read_json
+
+    (tmp_path / "clue_model.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ModelError, match="clue_model.json: missing or corrupt"):
+        read_json(tmp_path / "clue_model.json")

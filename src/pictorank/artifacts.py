@@ -106,7 +106,7 @@ def read_json(path: Path) -> Any:
     """A model directory's JSON file; a missing or unreadable one is a ModelError naming it."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:  # nested too deep
         raise ModelError(f"{path}: missing or corrupt ({exc})") from None
 
 
