@@ -241,6 +241,18 @@ def test_build_service_uses_the_encoder_as_given(tmp_path, base_model) -> None:
     assert ranked.options[0] == "sunflower" and service.model_name.startswith("seed")
 
 
+def test_an_empty_vocabulary_turns_open_vocabulary_mode_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PICTORANK_VOCABULARY_FILES='[]' ended start-up in faiss' `assert k > 0` (the self-test)."""
+    monkeypatch.setenv("PICTORANK_VOCABULARY_FILES", "[]")
+    service = build_service(Settings(method="seed"), base=Encoder(model=WordHashModel(), model_id="word-hash-empty"))
+    service.self_test()
+    assert service.index is None and service.ready
+    [ranked] = service.rank([Clue(("flower", "sun"), ("sunflower", "hammer"))])
+    assert ranked.options[0] == "sunflower"
+    response = TestClient(create_app(Settings(), service=service)).post("/rank", json={"hint_texts": ["sun"]})
+    assert response.status_code == 422 and "open-vocabulary mode is off" in response.text
+
+
 def test_a_method_is_served_on_the_base_models_onnx_export(tmp_path, base_model, monkeypatch) -> None:
     """With a cache folder, cosine runs on the base model's fp32 ONNX export, made once and kept
     there, with PyTorch's rankings; a second service reuses it without loading the PyTorch model.
