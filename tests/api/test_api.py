@@ -220,6 +220,22 @@ def test_undecodable_body_is_422_not_400(api_client: TestClient) -> None:
     assert response.status_code == 422 and response.json()["detail"][0]["loc"] == ["body"]
 
 
+@pytest.mark.parametrize(("value", "outcome"), [("", []), ("not json", "PICTORANK_CORS_ORIGINS: not valid JSON")])
+def test_cors_origins_empty_is_unset_and_not_json_is_one_error(monkeypatch: pytest.MonkeyPatch, value: str,
+                                                               outcome: object) -> None:
+    """An empty variable counts as unset; a value that is not JSON is named, not `PICTORANK_*`."""
+    from pictorank.errors import SettingsError
+    from pictorank.settings import read_settings
+
+    monkeypatch.setenv("PICTORANK_CORS_ORIGINS", value)
+    if isinstance(outcome, list):
+        assert read_settings(Settings).cors_origins == outcome
+        return
+    with pytest.raises(SettingsError) as caught:
+        read_settings(Settings)
+    assert str(caught.value).startswith(f"setting {outcome}") and "\n" not in str(caught.value)
+
+
 def test_settings_take_the_methods_from_the_ranker_registry(monkeypatch: pytest.MonkeyPatch) -> None:
     assert Settings().method == DEFAULT_METHOD
     assert [Settings(method=method).method for method in METHODS] == list(METHODS)
