@@ -71,3 +71,34 @@ def test_a_destination_overlapping_an_input_is_refused_even_with_force(tmp_path)
         with pytest.raises(DataError, match="which this command reads"):
             check_replaceable(target, force=True, inputs=[tmp_path / "data" / "train.csv"])
     check_replaceable(tmp_path / "data" / "out", inputs=[tmp_path / "data" / "train.csv"])  # beside it is fine
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_a_folder_is_replaced_through_a_symlink_to_it(tmp_path, force: bool) -> None:
+    """A link to the folder was replaced by a real folder, and a `.NAME.old-*` link left behind."""
+    from pictorank.artifacts import MARKER_FILE, replacing_dir
+
+    real, links = tmp_path / "real" / "report", tmp_path / "links"
+    real.mkdir(parents=True)
+    links.mkdir()
+    if force:  # a folder pictorank did not write
+        (real / "notes.txt").write_text("foreign")
+    else:
+        with replacing_dir(real, kind="report") as staging:
+            (staging / "report.html").write_text("old")
+    (links / "report").symlink_to(real, target_is_directory=True)
+    with replacing_dir(links / "report", force=force, kind="report") as staging:
+        (staging / "report.html").write_text("new")
+    assert (links / "report").is_symlink()
+    assert (real / "report.html").read_text() == "new"
+    assert sorted(p.name for p in real.iterdir()) == [MARKER_FILE, "report.html"]
+    assert [p.name for p in links.iterdir()] == ["report"]
+    assert [p.name for p in real.parent.iterdir()] == ["report"]
+
+
+def test_a_json_file_nested_too_deep_is_a_model_error(tmp_path) -> None:
+    from pictorank.artifacts import read_json
+
+    (tmp_path / "clue_model.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ModelError, match="clue_model.json: missing or corrupt"):
+        read_json(tmp_path / "clue_model.json")

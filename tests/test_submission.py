@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import csv
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -83,10 +85,29 @@ def test_failure_while_writing_leaves_old_file_and_no_temp(tmp_path: Path, monke
         raise OSError("disk full")
 
     monkeypatch.setattr(csv.DictWriter, "writerows", fail_midway)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(DataError, match=r"cannot write the submission \(disk full\)"):
         write_submission(out, make_puzzles(), [["a"], ["a"], ["a"]])
     assert out.read_text(encoding="utf-8") == "old content\n"
     assert [p.name for p in tmp_path.iterdir()] == ["submission.csv"]
+
+
+def test_a_file_size_limit_while_writing_is_one_line(tmp_path: Path) -> None:
+    """`ulimit -f` during `predict --output` ended in an OSError traceback (File too large)."""
+    script = ("import resource, sys\n"
+              "from pictorank.errors import DataError\n"
+              "from pictorank.puzzles import Puzzle\n"
+              "from pictorank.submission import write_submission\n"
+              "puzzles = [Puzzle(f't{i}', 1, (1, 2), ('a' * 90, 'b'), None) for i in range(500)]\n"
+              "resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))\n"
+              "try:\n"
+              "    write_submission(sys.argv[1], puzzles, [['a' * 90, 'b']] * 500)\n"
+              "except DataError as exc:\n"
+              "    print(exc)\n")
+    out = tmp_path / "submission.csv"
+    done = subprocess.run([sys.executable, "-c", script, str(out)], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.strip().endswith("cannot write the submission (File too large)")
+    assert [p.name for p in tmp_path.iterdir()] == []
 
 
 # Options as the task may give them: spaces, quotes, commas, non-ASCII; never '|' (refused on

@@ -106,7 +106,7 @@ def read_json(path: Path) -> Any:
     """A model directory's JSON file; a missing or unreadable one is a ModelError naming it."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:  # nested too deep
         raise ModelError(f"{path}: missing or corrupt ({exc})") from None
 
 
@@ -178,9 +178,10 @@ def replacing_dir(target: str | os.PathLike, force: bool = False, kind: str | No
 
     The new folder holds MARKER_FILE, naming its `kind`, so the next run that writes the same kind
     may replace it; a folder without one, or of another kind, is refused unless `force` (see
-    `check_replaceable`).
+    `check_replaceable`). A `target` that is a symlink is written through: the folder it points
+    to is replaced and the link kept (see `_through_link`).
     """
-    target = Path(target)
+    target = _through_link(Path(target))
     check_replaceable(target, force, kind)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
@@ -195,6 +196,14 @@ def replacing_dir(target: str | os.PathLike, force: bool = False, kind: str | No
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+def _through_link(target: Path) -> Path:
+    """Where a folder named `target` really is: the link's target when `target` is a symlink.
+    Swapping at the link itself would replace the link with a real folder and leave the old link
+    behind (a rename moves the link, and removing a tree refuses a link), while the folder the
+    user pointed at kept the old contents."""
+    return Path(os.path.realpath(target)) if target.is_symlink() else target
 
 
 def _swap_in(new: Path, target: Path) -> None:

@@ -9,7 +9,9 @@ bound, the encoder runtime) down as arguments, so a library call does what its a
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from pathlib import Path
 from typing import Literal, TypeVar
 
@@ -99,7 +101,19 @@ def read_settings(cls: type[SettingsType] = CommonSettings, **overrides: object)
         variable = "PICTORANK_" + "_".join(str(part) for part in error["loc"][:1]).upper()
         raise SettingsError(variable, error["msg"]) from None
     except ValueError as exc:  # pydantic-settings' own parsing (a list that is not JSON)
-        raise SettingsError("PICTORANK_*", str(exc).splitlines()[0]) from None
+        raise _parsing_error(exc) from None
+
+
+def _parsing_error(exc: ValueError) -> SettingsError:
+    """pydantic-settings' "error parsing value for field "cors_origins" ..." as a SettingsError
+    that names the variable and says what was wrong with its value (the cause it chains)."""
+    message = str(exc).splitlines()[0]
+    field = re.search(r'for field "(\w+)"', message)
+    if field is None:
+        return SettingsError("PICTORANK_*", message)
+    cause = exc.__cause__
+    problem = f"not valid JSON ({cause})" if isinstance(cause, json.JSONDecodeError) else message
+    return SettingsError(f"PICTORANK_{field.group(1).upper()}", problem)
 
 
 def use_offline_environment() -> None:

@@ -105,7 +105,10 @@ def write_submission(
         {"datapointID": p.datapoint_id, "subtaskID": p.subtask_id, "answer": "|".join(ranked)}
         for p, ranked in zip(puzzles, answers)
     ]
-    _atomic_write_csv(target, SUBMISSION_COLUMNS, rows)
+    try:
+        _atomic_write_csv(target, SUBMISSION_COLUMNS, rows)
+    except OSError as exc:  # a full disk, a file-size limit: one line, as a report's write failure
+        raise DataError(path, None, None, f"cannot write the submission ({exc.strerror or exc})") from None
 
 
 def _atomic_write_csv(path: Path, columns: Iterable[str], rows: list[dict]) -> None:

@@ -220,6 +220,22 @@ def test_undecodable_body_is_422_not_400(api_client: TestClient) -> None:
     assert response.status_code == 422 and response.json()["detail"][0]["loc"] == ["body"]
 
 
+@pytest.mark.parametrize(("value", "outcome"), [("", []), ("not json", "PICTORANK_CORS_ORIGINS: not valid JSON")])
+def test_cors_origins_empty_is_unset_and_not_json_is_one_error(monkeypatch: pytest.MonkeyPatch, value: str,
+                                                               outcome: object) -> None:
+    """An empty variable counts as unset; a value that is not JSON is named, not `PICTORANK_*`."""
+    from pictorank.errors import SettingsError
+    from pictorank.settings import read_settings
+
+    monkeypatch.setenv("PICTORANK_CORS_ORIGINS", value)
+    if isinstance(outcome, list):
+        assert read_settings(Settings).cors_origins == outcome
+        return
+    with pytest.raises(SettingsError) as caught:
+        read_settings(Settings)
+    assert str(caught.value).startswith(f"setting {outcome}") and "\n" not in str(caught.value)
+
+
 def test_settings_take_the_methods_from_the_ranker_registry(monkeypatch: pytest.MonkeyPatch) -> None:
     assert Settings().method == DEFAULT_METHOD
     assert [Settings(method=method).method for method in METHODS] == list(METHODS)
@@ -239,6 +255,18 @@ def test_build_service_uses_the_encoder_as_given(tmp_path, base_model) -> None:
     assert service.encoders.base is encoder and service.ranker.encoders() == [encoder]
     [ranked] = service.rank([Clue(("flower", "sun"), ("sunflower", "hammer"))])
     assert ranked.options[0] == "sunflower" and service.model_name.startswith("seed")
+
+
+def test_an_empty_vocabulary_turns_open_vocabulary_mode_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PICTORANK_VOCABULARY_FILES='[]' ended start-up in faiss' `assert k > 0` (the self-test)."""
+    monkeypatch.setenv("PICTORANK_VOCABULARY_FILES", "[]")
+    service = build_service(Settings(method="seed"), base=Encoder(model=WordHashModel(), model_id="word-hash-empty"))
+    service.self_test()
+    assert service.index is None and service.ready
+    [ranked] = service.rank([Clue(("flower", "sun"), ("sunflower", "hammer"))])
+    assert ranked.options[0] == "sunflower"
+    response = TestClient(create_app(Settings(), service=service)).post("/rank", json={"hint_texts": ["sun"]})
+    assert response.status_code == 422 and "open-vocabulary mode is off" in response.text
 
 
 def test_a_method_is_served_on_the_base_models_onnx_export(tmp_path, base_model, monkeypatch) -> None:

@@ -14,6 +14,8 @@ import httpx
 import pytest
 from helpers import DATA, PICTORANK, free_port, serving, stop_process
 
+from pictorank.artifacts import library_versions
+
 
 
 @pytest.mark.slow  # the server process loads the real model
@@ -40,15 +42,21 @@ def test_serve_answers_over_real_http(tmp_path: Path) -> None:
         ([], {"PICTORANK_METHOD": "bogus"}, "PICTORANK_METHOD"),
         ([], {"PICTORANK_WORD_LIST": "{binary}"}, "word list"),
         ([], {"PICTORANK_CACHE_DIR": "{binary}"}, "PICTORANK_CACHE_DIR"),  # a file: seen only when saving, before
+        ([], {"PICTORANK_CORS_ORIGINS": "not json"}, "PICTORANK_CORS_ORIGINS: not valid JSON"),
+        (["--model", "{deep}"], {}, "unknown method (a list, not a name)"),
     ],
 )
 def test_serve_refuses_bad_settings_in_one_line(tmp_path: Path, args: list[str], env: dict, named: str) -> None:
     corrupt = tmp_path / "model"
     corrupt.mkdir()
     (corrupt / "ranker.json").write_text("{not json")
+    deep = tmp_path / "deep"
+    deep.mkdir()
+    method = "[" * 900 + "]" * 900  # parses, then too deep to print in an error message
+    (deep / "ranker.json").write_text(json.dumps({"versions": library_versions()})[:-1] + f', "method": {method}}}')
     binary = tmp_path / "words.txt"
     binary.write_bytes(b"\xff\xfe\x00garbage")
-    fill = {"{corrupt}": str(corrupt), "{binary}": str(binary)}
+    fill = {"{corrupt}": str(corrupt), "{binary}": str(binary), "{deep}": str(deep)}
     args = [fill.get(a, a) for a in args]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", **{k: fill.get(v, v) for k, v in env.items()}}
     result = subprocess.run([PICTORANK, "serve", "--port", str(free_port()), *args],

@@ -135,6 +135,9 @@ def test_booster_and_feature_names_must_agree(small_learned):
         (lambda c: c["files"].update({"../outside.txt": "0" * 64}), "points outside the model directory"),
         (lambda c: c.update(encoder={**c["encoder"], "finetuned": {"dir": "/etc", "model_id": "x"}}), "points outside"),
         (lambda c: c.update(encoder={**c["encoder"], "finetuned": {"dir": 3}}), "encoder.finetuned must be"),
+        # a file loading reads by its fixed name, dropped from the hash list, was read unchecked
+        (lambda c: c["files"].pop("model-0.txt"), "'model-0.txt' is read but has no file hash"),
+        (lambda c: c["files"].pop("reference.npz"), "'reference.npz' is read but has no file hash"),
     ],
 )
 def test_config_fields_are_checked_one_by_one(saved, tmp_path, encoder, change, message):

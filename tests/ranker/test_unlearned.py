@@ -95,6 +95,7 @@ def write_config(directory: Path, config: object) -> Path:
         ({"method": "cosine", "params": {"pooling": "max"}}, "invalid parameters"),
         ({"method": "cosine", "params": {"temperature": 2}}, "invalid parameters"),
         ({"params": {}}, "unknown method None"),
+        ({"method": ["cosine"], "params": {}}, r"unknown method \(a list, not a name\)"),
         ([1, 2], "must be a JSON object"),
     ],
 )
@@ -119,6 +120,15 @@ def test_load_ranker_corrupt_json(tmp_path: Path) -> None:
     (tmp_path / CONFIG_FILE).write_bytes(b"\xff\xfe\x00garbage")
     with pytest.raises(ModelError, match="corrupt model config"):
         load_ranker(tmp_path)
+
+
+def test_a_deeply_nested_config_is_one_error(tmp_path: Path) -> None:
+    """Nesting too deep to parse, or parsed and then too deep to print in the error message."""
+    for depth in (100_000, 900):
+        text = json.dumps({"versions": library_versions()})[:-1] + ', "method": ' + "[" * depth + "]" * depth + "}"
+        (tmp_path / CONFIG_FILE).write_text(text, encoding="utf-8")
+        with pytest.raises(ModelError, match="corrupt model config|unknown method"):
+            load_ranker(tmp_path)
 
 
 def test_load_ranker_version_mismatch(tmp_path: Path) -> None:

@@ -42,3 +42,68 @@ def test_too_few_answers_to_learn_from_says_how_many_are_needed() -> None:
     queries = [Query(("cat", "house"), ("a", "b"), answer) for answer in ("kitten", "kennel", "cattery")]
     with pytest.raises(ModelError, match=r"3 clues of 3 different answers; .* at least 10 different answers"):
         ClueModel(_RandomEncoder(), folds=5).fit(queries, descriptions)  # type: ignore[arg-type]
+
+
+def _small_fit(encoder: _RandomEncoder) -> tuple[ClueModel, list[Query], list[str]]:
+    """A clue model fitted in a moment: hashed vectors, two folds, a few trees, no tower."""
+    descriptions = [f"picture {i}" for i in range(12)]
+    queries = [Query((descriptions[i % 12], descriptions[(i * 5 + 1) % 12]), ("a", "b"), f"answer {i}")
+               for i in range(24)]
+    model = ClueModel(encoder, folds=2, trees=5, tower_epochs=0, glosses=False)  # type: ignore[arg-type]
+    return model.fit(queries, descriptions), queries, descriptions
+
+
+@pytest.mark.parametrize("damaged", ["clue_model.npz", "clue_model.json"])
+def test_a_damaged_clue_model_file_is_refused_naming_it(tmp_path, damaged: str) -> None:
+    """A clue model file changed after it was saved loaded silently (or was silently refitted)."""
+    import json
+
+    model, _, _ = _small_fit(_RandomEncoder())
+    model.save(tmp_path / "model", key="k")
+    ClueModel.load(tmp_path / "model", _RandomEncoder())  # type: ignore[arg-type]
+    path = tmp_path / "model" / damaged
+    if damaged.endswith(".json"):  # still valid JSON, one clue's answer changed
+        config = json.loads(path.read_text())
+        config["clues"][0][0] = "tampered"
+        path.write_text(json.dumps(config))
+    else:
+        arrays = dict(np.load(path))
+        arrays["clue_vectors"] = arrays["clue_vectors"][::-1].copy()
+        np.savez(path, **arrays)
+    with pytest.raises(ModelError, match=rf"{damaged}: corrupt \(sha256 differs"):
+        ClueModel.load(tmp_path / "model", _RandomEncoder())  # type: ignore[arg-type]
+
+
+def test_a_clue_model_file_outside_its_folder_is_refused(tmp_path) -> None:
+    import json
+
+    from pictorank.suggest.model import _config_digest
+
+    model, _, _ = _small_fit(_RandomEncoder())
+    model.save(tmp_path / "model", key="k")
+    path = tmp_path / "model" / "clue_model.json"
+    config = json.loads(path.read_text())
+    config["files"]["../elsewhere.npz"] = config["files"]["clue_model.npz"]
+    config["sha256"] = _config_digest(config)
+    path.write_text(json.dumps(config))
+    with pytest.raises(ModelError, match="points outside the model directory"):
+        ClueModel.load(tmp_path / "model", _RandomEncoder())  # type: ignore[arg-type]
+
+
+def test_a_damaged_shipped_fit_is_refused_in_the_log_and_the_clues_fitted_anew(
+        tmp_path, caplog: pytest.LogCaptureFixture) -> None:
+    """A service whose model folder holds a damaged clue model keeps /suggest working on a fit of
+    its own (the cache's, or a new one) and says in the log which file it refused."""
+    from pictorank.suggest.model import fit_or_load, fitted_key
+
+    encoder = _RandomEncoder()
+    model, queries, descriptions = _small_fit(encoder)
+    params = {"folds": 2, "trees": 5, "tower_epochs": 0, "glosses": False}
+    shipped = tmp_path / "model"
+    model.save(shipped, fitted_key(ClueModel(encoder, **params), queries, descriptions))  # type: ignore[arg-type]
+    arrays = shipped / "clue_model.npz"
+    arrays.write_bytes(arrays.read_bytes().replace(b"\x00", b"\x01", 1))
+    served = fit_or_load(queries, descriptions, encoder, tmp_path / "cache", shipped=shipped, **params)  # type: ignore[arg-type]
+    assert served.clues_ == model.clues_
+    assert "refusing the clue model in" in caplog.text and "clue_model.npz: corrupt" in caplog.text
+    assert len(list((tmp_path / "cache" / "suggest").iterdir())) == 1  # fitted anew, into the cache

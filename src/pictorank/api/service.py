@@ -8,6 +8,7 @@ served ranker then orders those candidates exactly as it orders given options.
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass, field, replace
 from importlib.metadata import version
@@ -24,6 +25,8 @@ from pictorank.puzzles import HintVocabulary, load_hints, load_puzzles
 from pictorank.query import Query, joined_text
 from pictorank.ranker import Ranker, Ranking, load_ranker, make_ranker
 from pictorank.ranker.registry import serving_encoders
+
+log = logging.getLogger(__name__)
 
 
 class VocabularyIndex:
@@ -250,6 +253,16 @@ def model_name(ranker: Ranker, model_dir: Path | None, encoder: Encoder) -> str:
     return f"{served} (pictorank {version('pictorank')}, {encoder.model_id})"
 
 
+def _vocabulary_index(words: Sequence[str], encoder: Encoder) -> VocabularyIndex | None:
+    """The open-vocabulary index of `words`; None, which disables open-vocabulary mode (a clue
+    without options gets 422), when there are none: PICTORANK_VOCABULARY_FILES='[]' without a word
+    list says so, and an index of no words cannot answer a search."""
+    if words:
+        return VocabularyIndex.build(words, encoder)
+    log.warning("open-vocabulary mode is disabled: the vocabulary files and word list name no words")
+    return None
+
+
 def build_service(settings: Settings, encoders: Encoders | None = None, ranker: Ranker | None = None,
                   base: Encoder | None = None) -> RankingService:
     """Load everything the settings name; `encoders`/`ranker` may be injected (tests, benchmarks),
@@ -272,7 +285,7 @@ def build_service(settings: Settings, encoders: Encoders | None = None, ranker: 
     # Start-up writes the vocabulary's vectors to the disk cache (restarts and further workers
     # read them back); requests never write it (Encoder.encode does not). Every encoder of the
     # ranker embeds the vocabulary now, so a clue over known words encodes only the clue.
-    index = VocabularyIndex.build(words, encoders.base)
+    index = _vocabulary_index(words, encoders.base)
     ranker.prepare(words)
     name = model_name(ranker, settings.model_dir, encoders.base)
     return RankingService(ranker, vocab, index, encoders, name, settings.open_vocab_candidates, settings.model_dir)

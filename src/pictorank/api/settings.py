@@ -49,7 +49,7 @@ class Settings(CommonSettings):
     hints: Path | None = Field(None, description="hint_descriptions.csv; default <data_dir>/hint_descriptions.csv")
     vocabulary_files: list[Path] | None = Field(
         None, description="puzzle CSVs whose options and answers form the open-vocabulary candidates; "
-        "default <data_dir>/{train,val,test}.csv"
+        "default <data_dir>/{train,val,test}.csv; `[]` and no word list: open-vocabulary mode off"
     )
     word_list: Path | None = Field(None, description="extra candidate words for open-vocabulary mode, one a line")
     hint_icons: Path | None = Field(

@@ -35,7 +35,7 @@ from pictorank.encoders import DEFAULT_QUANTIZATION, Encoder, Encoders, Quantiza
 from pictorank.errors import ModelError
 from pictorank.features import FeatureExtractor, feature_names
 from pictorank.query import Query
-from pictorank.ranker.bag import BoosterBag
+from pictorank.ranker.bag import BOOSTER_FILE, BoosterBag
 from pictorank.ranker.base import CONFIG_FILE, Ranker
 from pictorank.ranker.calibration import CALIBRATION_FILE, Calibrator, shipped_calibrator
 from pictorank.ranker.fallback import COSINE_COLUMN, KNOWN_COLUMN, blend_rows, blended_confidence, unseen_weight
@@ -285,9 +285,13 @@ class LearnedRanker(Ranker):
         if encoders.finetuned is not None:  # what `save` writes again: the weights' folder, or the model
             finetuned_model = inside(directory, finetuned_entry.get("dir"), where) if encoders.shipped \
                 else encoders.finetuned.model
-        booster = BoosterBag.load(directory, _booster_count(_required(params, "boosters", where), where))
+        count = _booster_count(_required(params, "boosters", where), where)
+        _check_listed(config["files"], [BOOSTER_FILE.format(i) for i in range(count)], where)
+        booster = BoosterBag.load(directory, count)
         if booster.feature_name() != names:
             raise ModelError(f"{directory}: the boosters' features differ from {CONFIG_FILE}")
+        _check_listed(config["files"], [METADATA_FILE, FeatureExtractor.POOLING_FILE, FeatureExtractor.ASSOCIATIONS_FILE,
+                                        FeatureExtractor.REFERENCE_FILE], where)
         extractor = FeatureExtractor.load(directory, encoders.base, encoders.finetuned)
         runtime = config.get("runtime")
         if encoders.shipped and isinstance(runtime, dict):
@@ -350,6 +354,14 @@ def _required(params: dict[str, Any], name: str, where: Path) -> Any:
     if name not in params:
         raise ModelError(f"{where}: params.{name} is missing; retrain the model with `pictorank train`")
     return params[name]
+
+
+def _check_listed(files: dict[str, str], names: Sequence[str], where: Path) -> None:
+    """The files loading reads by fixed name must be among the hash-checked ones: a config that
+    drops one from its list would otherwise have it read unchecked."""
+    missing = [name for name in names if name not in files]
+    if missing:
+        raise ModelError(f"{where}: {missing[0]!r} is read but has no file hash; retrain the model")
 
 
 def _booster_count(count: Any, where: Path) -> int:

@@ -42,8 +42,11 @@ def read_config(directory: str | os.PathLike) -> dict[str, Any]:
     if not isinstance(config, dict):
         raise ModelError(f"{config_path}: the model config must be a JSON object")
     check_versions(config.get("versions"), config_path)
-    if config.get("method") not in SAVED:
-        raise ModelError(f"{config_path}: unknown method {config.get('method')!r}")
+    method = config.get("method")
+    if method is not None and not isinstance(method, str):  # a list is unhashable, a deep one too deep to repr
+        raise ModelError(f"{config_path}: unknown method (a {type(method).__name__}, not a name)")
+    if method not in SAVED:
+        raise ModelError(f"{config_path}: unknown method {method if method is None else method[:100]!r}")
     return config
 
 

@@ -60,6 +60,8 @@ def fit_for_serving(model_dir: Path, train: Path, hints: Path, settings: CommonS
 
     `pictorank train` calls this, so that a service of the new model answers /suggest seconds
     after it starts instead of fitting first, wherever the model folder is copied or mounted.
+    The saved fit records the sha256 of its files: a copy damaged on the way is refused, with
+    an error in the service's log, and the service fits its own (see `fit_or_load`).
     """
     vocab = load_hints(hints)
     encoders = serving_encoders(model_dir, settings)

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -61,14 +62,14 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from pictorank.artifacts import check_versions, library_versions, read_json, write_json
+from pictorank.artifacts import check_files, check_versions, library_versions, read_json, sha256_file, write_json
 from pictorank.encoders import Encoder, base_model_version
 from pictorank.errors import ModelError, NotFittedError
 from pictorank.query import Query
 from pictorank.suggest.glossary import GLOSSARY, Glossary
 from pictorank.suggest.parts import PartIndex
 from pictorank.suggest.rules import synonyms
-from pictorank.suggest.tower import fit_tower, load_tower, main_idea_probabilities, save_tower
+from pictorank.suggest.tower import TOWER_DIR, fit_tower, load_tower, main_idea_probabilities, save_tower
 
 if TYPE_CHECKING:
     import lightgbm as lgb
@@ -83,6 +84,9 @@ FEATURES = (
 WIDE_TEMPERATURE = 0.2  # the broad neighbour vote: nearly proportional to similarity among the 50
 TARGETS = ("first", "rest", "any")
 CONFIG_FILE, ARRAYS_FILE = "clue_model.json", "clue_model.npz"
+DIGEST = "sha256"  # the config's field that holds the digest of the rest of the config
+
+log = logging.getLogger(__name__)
 # Candidate pictograms per word that the classifiers score: the best few by each signal, plus
 # every part match. On val they hold most human main ideas and most clue pictograms.
 POOL = {"probe": 30, "knn_first": 20, "knn_rest": 30, "cos_synonym": 20, "cos_description": 20}
@@ -412,23 +416,28 @@ class ClueModel:
         }
         if self.tower_ is not None:
             save_tower(self.tower_, directory)
+        config["files"] = _file_digests(directory, self.tower_ is not None)
+        config = json.loads(json.dumps(config, default=str))  # as `load` will read it, for the digest
+        config[DIGEST] = _config_digest(config)
         write_json(directory / CONFIG_FILE, config, indent=None)  # last: a half-saved folder has no config
 
     @classmethod
     def load(cls, directory: str | os.PathLike, encoder: Encoder) -> "ClueModel":
-        """A model `save` wrote; ModelError if it is missing, damaged or made by other versions."""
+        """A model `save` wrote; ModelError if it is missing, damaged or made by other versions.
+
+        Every file is checked against the sha256 `save` recorded before it is read (the config
+        against the digest it holds of itself): a damaged file is a ModelError naming it, never a
+        model that loads and clues differently.
+        """
         import lightgbm as lgb
         from sklearn.linear_model import LogisticRegression
 
         directory = Path(directory)
+        config = _checked_config(directory)
         try:
-            config = read_json(directory / CONFIG_FILE)
             arrays = dict(np.load(directory / ARRAYS_FILE, allow_pickle=False))
-        except (OSError, ValueError, json.JSONDecodeError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
             raise ModelError(f"{directory}: not a readable clue model ({exc})") from None
-        if not isinstance(config, dict):
-            raise ModelError(f"{directory / CONFIG_FILE}: not a clue model")
-        check_versions(config.get("versions"), directory / CONFIG_FILE)
         if config.get("base_model") != base_model_version():
             raise ModelError(f"{directory}: made with encoder {config.get('base_model')!r}, installed is {base_model_version()!r}")
         if config.get("encoder") != encoder.model_id:  # e.g. fitted on PyTorch's vectors, handed an int8 ONNX export
@@ -460,6 +469,36 @@ class ClueModel:
         return model
 
 
+def _file_digests(directory: Path, tower: bool) -> dict[str, str]:
+    """sha256 of each file the clue model saved in `directory` (a model folder holds others)."""
+    names = [ARRAYS_FILE]
+    if tower:
+        names += sorted(p.relative_to(directory).as_posix() for p in (directory / TOWER_DIR).rglob("*") if p.is_file())
+    return {name: sha256_file(directory / name) for name in names}
+
+
+def _config_digest(config: dict[str, Any]) -> str:
+    """The sha256 of the config without its own digest: the config cannot list its own hash."""
+    body = {key: value for key, value in config.items() if key != DIGEST}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+
+
+def _checked_config(directory: Path) -> dict[str, Any]:
+    """The clue model's config, once it and every file it lists (inside `directory`) match the
+    digests `save` recorded, and its versions are compatible; else a ModelError naming the file."""
+    path = directory / CONFIG_FILE
+    config = read_json(path)
+    if not isinstance(config, dict):
+        raise ModelError(f"{path}: not a clue model")
+    if DIGEST not in config:
+        raise ModelError(f"{path}: no file hashes; written by an older pictorank, fit it again")
+    if config[DIGEST] != _config_digest(config):
+        raise ModelError(f"{path}: corrupt (sha256 differs from the one recorded when it was saved)")
+    check_versions(config.get("versions"), path)
+    check_files(directory, config.get("files"), path)
+    return config
+
+
 def fitted_key(model: ClueModel, queries: Sequence[Query], descriptions: Sequence[str]) -> str:
     """A digest of everything a fit depends on: same key, same fitted model. The encoder's
     `model_id` is part of it: an ONNX export's vectors (`<base>+onnx-int8`, which a learned model
@@ -481,6 +520,12 @@ def fit_or_load(queries: Sequence[Query], descriptions: Sequence[str], encoder: 
     time. `shipped` is a folder that may hold the fit and is never written: a model directory,
     where `pictorank train` leaves the clue model its service will ask for (a container that mounts
     the model then does not fit it again with an empty cache).
+
+    A damaged fit (a file whose sha256 differs from the one its save recorded, an unreadable
+    config) is never used. It is refused with an error in the log naming the file, and the next
+    place is tried: a damaged shipped fit falls back to the cache, then to a fit now, so /suggest
+    keeps working (late, once) while the log says the model folder needs restoring. A fit of
+    other puzzles or hints is passed over quietly: it is not damaged, only not this one.
     """
     model = ClueModel(encoder, **params)
     key = fitted_key(model, queries, descriptions)
@@ -520,13 +565,15 @@ def _publish(staging: Path, folder: Path, key: str, encoder: Encoder) -> ClueMod
 
 def _load_fit(folder: str | os.PathLike | None, key: str, encoder: Encoder) -> ClueModel | None:
     """The clue model saved in `folder` if it is the fit `key` names, else None: a missing, damaged
-    or other fit is only lost time, never an error."""
+    or other fit is only lost time, never an error; a damaged one is logged as an error (see
+    `fit_or_load`)."""
     if folder is None or not (Path(folder) / CONFIG_FILE).is_file():
         return None
     try:
         config = read_json(Path(folder) / CONFIG_FILE)
         return ClueModel.load(folder, encoder) if isinstance(config, dict) and config.get("key") == key else None
-    except ModelError:
+    except ModelError as exc:
+        log.error("refusing the clue model in %s, fitting or reading another instead: %s", folder, exc)
         return None
 
 
