@@ -33,7 +33,9 @@ def test_ctrl_c_while_the_cli_imports_is_one_line(monkeypatch: pytest.MonkeyPatc
     assert capsys.readouterr().err == "pictorank: interrupted\n"
 
 
-@pytest.mark.parametrize("delay", [0.05, 0.3, 1.0])
+# From 0.3 s on: before that, on a busy machine, the signal may still meet the interpreter's own
+# start-up, the window the entry point cannot cover (see pictorank.__main__).
+@pytest.mark.parametrize("delay", [0.3, 1.0])
 @pytest.mark.parametrize(("signum", "line", "status"), [(signal.SIGINT, "pictorank: interrupted", 130),
                                                        (signal.SIGTERM, "pictorank: terminated", 143)])
 def test_a_signal_soon_after_launch_is_one_line(tmp_path: Path, delay: float, signum: int, line: str,
