@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import pickle
 import re
 import socket
 import threading
@@ -29,6 +30,7 @@ from helpers import free_port
 from pictorank.api.app import create_app
 from pictorank.api.errors import validation_error_handler
 from pictorank.api.middleware import BodyLimits
+from pictorank.api.protocol import HeaderTimeoutProtocol
 from pictorank.api.schemas import MAX_BATCH
 from pictorank.api.serve import uvicorn_options
 from pictorank.api.settings import Settings
@@ -177,9 +179,13 @@ def test_a_slow_but_steady_body_within_the_timeout_is_answered(live_server: str)
 
 
 def test_server_options_come_from_the_settings() -> None:
-    settings = Settings(host="127.0.0.1", port=8123, keep_alive_timeout=7)
-    assert uvicorn_options(settings) == {"host": "127.0.0.1", "port": 8123, "timeout_keep_alive": 7,
-                                         "log_level": "info"}
+    settings = Settings(host="127.0.0.1", port=8123, keep_alive_timeout=7, header_timeout=3.5, max_connections=40)
+    options = uvicorn_options(settings)
+    protocol = options.pop("http")
+    assert options == {"host": "127.0.0.1", "port": 8123, "timeout_keep_alive": 7, "limit_concurrency": 40,
+                       "log_level": "info"}
+    assert protocol.func is HeaderTimeoutProtocol and protocol.keywords == {"header_timeout": 3.5}
+    assert pickle.loads(pickle.dumps(protocol)).keywords == {"header_timeout": 3.5}  # sent to each worker
 
 
 # -- 8: NaN, Infinity and lone surrogates are a 422 with a readable body -----------------------------

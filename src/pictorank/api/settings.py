@@ -90,6 +90,14 @@ class Settings(CommonSettings):
         20.0, gt=0, le=3600, description="seconds a client has to send the whole request body; slower gets 408 "
         "(uvicorn itself waits for a body forever)"
     )
+    header_timeout: float = Field(
+        10.0, gt=0, le=3600, description="seconds a client has to send a request's headers, from when it connects "
+        "or starts its next request; slower gets 408 and is closed (uvicorn itself waits for headers forever)"
+    )
+    max_connections: int = Field(
+        2048, ge=1, description="connections (and requests in progress) one worker process serves at once; a "
+        "request beyond them gets 503 and is closed (uvicorn's limit_concurrency)"
+    )
     keep_alive_timeout: int = Field(
         5, ge=1, le=3600, description="seconds an idle keep-alive connection stays open (uvicorn's timeout_keep_alive)"
     )
