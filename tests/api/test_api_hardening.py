@@ -84,6 +84,24 @@ def test_too_many_distinct_texts_is_413_naming_the_limit(api_service) -> None:
     assert one.status_code == 413 and "60" in _detail(one)[0]["msg"]
 
 
+def test_open_vocabulary_clues_count_as_their_candidates(api_service) -> None:
+    """Each open-vocabulary clue ranks `open_vocab_candidates` words: uncapped, 64 of them with 20
+    new hint texts each took a gigabyte in one request."""
+    client = TestClient(create_app(Settings(), service=api_service))
+    k = api_service.open_vocab_candidates
+    clues = [{"hint_texts": [f"new hint {i} {j}" for j in range(20)], "top_k": 3} for i in range(MAX_BATCH)]
+    refused = client.post("/rank/batch", json={"puzzles": clues})
+    assert refused.status_code == 413, refused.text
+    [error] = _detail(refused)
+    assert error["type"] == "too_many_texts" and f"{MAX_BATCH * (20 + k)}" in error["msg"]
+    assert f"counts as its {k} candidate words" in error["msg"]
+    fits = 2_000 // (20 + k)  # the default limit
+    assert client.post("/rank/batch", json={"puzzles": clues[:fits]}).status_code == 200
+    assert client.post("/rank/batch", json={"puzzles": clues[: fits + 1]}).status_code == 413
+    # The same clue repeated is one clue's work, as a repeated text is one text.
+    assert client.post("/rank/batch", json={"puzzles": [clues[0]] * MAX_BATCH}).status_code == 200
+
+
 def test_the_default_limit_lets_a_batch_of_task_puzzles_through(client: TestClient, val_puzzles) -> None:
     puzzles = [p for p in val_puzzles if p.subtask_id == 3][:MAX_BATCH]
     body = {"puzzles": [{"hints": list(p.hints), "options": list(p.options)} for p in puzzles]}

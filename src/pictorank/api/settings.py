@@ -83,8 +83,8 @@ class Settings(CommonSettings):
     # 2,000 lets any single clue (at most 1,000 options + 20 hints) and any 64 task puzzles
     # (fewer distinct texts than that in train/val/test) through.
     max_texts_per_request: int = Field(
-        2_000, ge=1, description="distinct option and hint texts one /rank or /rank/batch request may carry; "
-        "more get 413"
+        2_000, ge=1, description="distinct option and hint texts one /rank or /rank/batch request may carry, an "
+        "open-vocabulary clue counting as its open_vocab_candidates words; more get 413"
     )
     body_timeout: float = Field(
         20.0, gt=0, le=3600, description="seconds a client has to send the whole request body; slower gets 408 "
