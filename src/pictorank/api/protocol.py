@@ -51,6 +51,13 @@ class HeaderTimeoutProtocol(H11Protocol):
         if self.conn.their_state is not h11.IDLE:  # its headers are in (or the connection is done)
             self._disarm()
 
+    def on_response_complete(self) -> None:
+        """A next request that came while this one was answered (pipelined, or just early) is only
+        parsed now: its headers' deadline starts here when they are still incomplete."""
+        super().on_response_complete()
+        if self.header_timer is None and self.conn.their_state is h11.IDLE and self.conn.trailing_data[0]:
+            self._arm()
+
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
         super().connection_lost(exc)
