@@ -102,6 +102,7 @@ BAD_ROWS = {
     "unknown hint id": (puzzle_row(hint_ids=(1, 99)), "hints", "hint ids not in hint_descriptions.csv: [99]"),
     "empty options": (puzzle_row(choices=(), answer=""), "options", "no options"),
     "blank option": (puzzle_row(choices=("seal", " "), answer="seal"), "options", "empty option"),
+    "zero-width option": (puzzle_row(choices=("seal", "\u200b\u2060"), answer="seal"), "options", "empty option"),
     "repeated options": (puzzle_row(choices=("seal", "fish", "seal")), "options", "repeated option(s): ['seal']"),
     "option containing a pipe": (
         puzzle_row(choices=("seal", "fish|chips")),

@@ -27,6 +27,13 @@ HINT_COLUMNS = ("hintID", "description")
 # The csv module's own default limit, kept as ours and checked per field so that the error can
 # name the column (the csv module's "field larger than field limit" names none).
 MAX_FIELD_CHARS = 131_072
+# Unicode's invisible characters (Default_Ignorable_Code_Point: zero-width spaces and joiners,
+# fillers, variation selectors, bidi and tag controls), as a regex class; those of the Basic
+# Multilingual Plane apart, since a JSON Schema pattern can only name those.
+INVISIBLE_BMP = ("\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+                 "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8")
+INVISIBLE = INVISIBLE_BMP + "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff"
+_VISIBLE = re.compile(f"[^\\s{INVISIBLE}]")
 _INTEGER = re.compile(r"[0-9]+")  # plain ASCII digits: int() would also take '9_9_9' and '٣'
 # Ids and subtasks are small numbers. A longer run of digits is refused before int() sees it:
 # Python's int() raises a bare ValueError past 4,300 digits, which would reach the user as a
@@ -86,6 +93,12 @@ def read_csv(path: str | os.PathLike, required: Sequence[str]) -> list[tuple[int
         return _records(path, reader, required)
 
 
+def is_blank(text: str) -> bool:
+    """Nothing to read: only whitespace and invisible characters. str.strip() alone let a
+    zero-width space through as a word while it refused a no-break space."""
+    return _VISIBLE.search(text) is None
+
+
 @contextmanager
 def _no_csv_field_limit() -> Iterator[None]:
     """Let the csv module read any field; `_records` applies MAX_FIELD_CHARS itself, per column."""
@@ -134,7 +147,7 @@ def load_hints(path: str | os.PathLike) -> HintVocabulary:
         hint_id = parse_integer(raw_id, path, row, "hintID")
         if hint_id in descriptions:
             raise DataError(path, row, "hintID", f"duplicate hintID {hint_id}")
-        if not description.strip():
+        if is_blank(description):
             raise DataError(path, row, "description", f"empty description for hint {hint_id}")
         descriptions[hint_id] = description.strip()
     if not descriptions:
@@ -209,7 +222,7 @@ def _parse_options(path: Path, row: str, piped: str, as_json: str) -> tuple[str,
         raise DataError(path, row, "options", "disagrees with options_json")
     if not from_json:
         raise DataError(path, row, "options", "no options")
-    if any(not o.strip() for o in from_json):
+    if any(is_blank(o) for o in from_json):
         raise DataError(path, row, "options", "empty option")
     repeated = sorted({o for o in from_json if from_json.count(o) > 1})
     if repeated:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import pickle
 import re
 import socket
 import threading
@@ -29,6 +30,7 @@ from helpers import free_port
 from pictorank.api.app import create_app
 from pictorank.api.errors import validation_error_handler
 from pictorank.api.middleware import BodyLimits
+from pictorank.api.protocol import HeaderTimeoutProtocol
 from pictorank.api.schemas import MAX_BATCH
 from pictorank.api.serve import uvicorn_options
 from pictorank.api.settings import Settings
@@ -80,6 +82,24 @@ def test_too_many_distinct_texts_is_413_naming_the_limit(api_service) -> None:
     assert client.post("/rank/batch", json={"puzzles": [puzzle] * MAX_BATCH}).status_code == 200
     one = client.post("/rank", json={**puzzle, "options": puzzle["options"] + other["options"]})
     assert one.status_code == 413 and "60" in _detail(one)[0]["msg"]
+
+
+def test_open_vocabulary_clues_count_as_their_candidates(api_service) -> None:
+    """Each open-vocabulary clue ranks `open_vocab_candidates` words: uncapped, 64 of them with 20
+    new hint texts each took a gigabyte in one request."""
+    client = TestClient(create_app(Settings(), service=api_service))
+    k = api_service.open_vocab_candidates
+    clues = [{"hint_texts": [f"new hint {i} {j}" for j in range(20)], "top_k": 3} for i in range(MAX_BATCH)]
+    refused = client.post("/rank/batch", json={"puzzles": clues})
+    assert refused.status_code == 413, refused.text
+    [error] = _detail(refused)
+    assert error["type"] == "too_many_texts" and f"{MAX_BATCH * (20 + k)}" in error["msg"]
+    assert f"counts as its {k} candidate words" in error["msg"]
+    fits = 2_000 // (20 + k)  # the default limit
+    assert client.post("/rank/batch", json={"puzzles": clues[:fits]}).status_code == 200
+    assert client.post("/rank/batch", json={"puzzles": clues[: fits + 1]}).status_code == 413
+    # The same clue repeated is one clue's work, as a repeated text is one text.
+    assert client.post("/rank/batch", json={"puzzles": [clues[0]] * MAX_BATCH}).status_code == 200
 
 
 def test_the_default_limit_lets_a_batch_of_task_puzzles_through(client: TestClient, val_puzzles) -> None:
@@ -177,9 +197,13 @@ def test_a_slow_but_steady_body_within_the_timeout_is_answered(live_server: str)
 
 
 def test_server_options_come_from_the_settings() -> None:
-    settings = Settings(host="127.0.0.1", port=8123, keep_alive_timeout=7)
-    assert uvicorn_options(settings) == {"host": "127.0.0.1", "port": 8123, "timeout_keep_alive": 7,
-                                         "log_level": "info"}
+    settings = Settings(host="127.0.0.1", port=8123, keep_alive_timeout=7, header_timeout=3.5, max_connections=40)
+    options = uvicorn_options(settings)
+    protocol = options.pop("http")
+    assert options == {"host": "127.0.0.1", "port": 8123, "timeout_keep_alive": 7, "limit_concurrency": 40,
+                       "log_level": "info"}
+    assert protocol.func is HeaderTimeoutProtocol and protocol.keywords == {"header_timeout": 3.5}
+    assert pickle.loads(pickle.dumps(protocol)).keywords == {"header_timeout": 3.5}  # sent to each worker
 
 
 # -- 8: NaN, Infinity and lone surrogates are a 422 with a readable body -----------------------------

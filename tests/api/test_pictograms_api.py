@@ -30,7 +30,7 @@ def test_an_icon_is_the_svg_file_with_safe_caching_headers(client):
     assert response.headers["x-content-type-options"] == "nosniff"
     assert "default-src 'none'" in response.headers["content-security-policy"]
     assert "sandbox" in response.headers["content-security-policy"]
-    assert "max-age=31536000" in response.headers["cache-control"]
+    assert response.headers["cache-control"] == "no-cache"  # not the URL /hints gives: revalidated
     etag = response.headers["etag"]
     again = client.get("/hints/325/icon", headers={"If-None-Match": etag})
     assert again.status_code == 304 and again.content == b"" and again.headers["etag"] == etag
@@ -100,3 +100,16 @@ def test_game_puzzles_carry_icon_urls_that_resolve(client):
 def test_every_bundled_pictogram_has_a_drawing():
     ids = {int(line.split(",", 1)[0]) for line in (DATA / "hint_descriptions.csv").read_text().splitlines()[1:]}
     assert {int(p.stem) for p in Path(ICONS).glob("*.svg")} == ids
+
+
+def test_only_the_canonical_icon_url_is_cached_for_a_year(client):
+    """The URL /hints gives carries the drawing's digest; other spellings of it are not tied to the
+    drawing, so a year of `immutable` would pin whatever they served."""
+    canonical = IconStore.load(ICONS, DATA / "hint_descriptions.csv").url(325)
+    assert client.get(canonical).headers["cache-control"] == "public, max-age=31536000, immutable"
+    digest = canonical.rsplit("=", 1)[1]
+    for other in ("/hints/325/icon", "/hints/325/icon?v=zzz", f"/hints/325.0/icon?v={digest}",
+                  f"/hints/0325/icon?v={digest}", f"/hints/+325/icon?v={digest}"):
+        response = client.get(other)
+        assert response.status_code == 200 and response.headers["cache-control"] == "no-cache", other
+        assert response.headers["etag"] and "default-src 'none'" in response.headers["content-security-policy"]

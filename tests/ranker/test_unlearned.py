@@ -92,8 +92,8 @@ def write_config(directory: Path, config: object) -> Path:
     ("config", "message"),
     [
         ({"method": "bm25", "params": {}}, "unknown method 'bm25'"),
-        ({"method": "cosine", "params": {"pooling": "max"}}, "invalid parameters"),
-        ({"method": "cosine", "params": {"temperature": 2}}, "invalid parameters"),
+        ({"method": "cosine", "params": {"pooling": "max"}}, "'cosine' takes no parameters, found 'pooling'"),
+        ({"method": "cosine", "params": {"temperature": 2}}, "takes no parameters, found 'temperature'"),
         ({"params": {}}, "unknown method None"),
         ({"method": ["cosine"], "params": {}}, r"unknown method \(a list, not a name\)"),
         ([1, 2], "must be a JSON object"),
@@ -106,6 +106,19 @@ def test_load_ranker_bad_config(tmp_path: Path, config: object, message: str) ->
     with pytest.raises(ModelError, match=message) as caught:
         load_ranker(directory, encoder=Encoder(model=object(), model_id="unused"))
     assert str(directory / CONFIG_FILE) in str(caught.value)
+
+
+def test_a_parameter_list_is_named_briefly_not_dumped(tmp_path: Path) -> None:
+    """A learned model's params under method cosine: the error names a few, not all 83 features."""
+    names = [f"feature_{i}" for i in range(83)]
+    config = {"method": "cosine", "params": {"feature_names": names, "boosters": 1, **{n: 0 for n in names}},
+              "versions": library_versions()}
+    directory = write_config(tmp_path / "model", config)
+    with pytest.raises(ModelError) as caught:
+        load_ranker(directory, encoder=Encoder(model=object(), model_id="unused"))
+    message = str(caught.value)
+    assert "'feature_names', 'boosters', 'feature_0' and 82 more" in message
+    assert "feature_1'" not in message and len(message) < len(str(directory)) + 120
 
 
 def test_load_ranker_missing_dir(tmp_path: Path) -> None:

@@ -5,7 +5,8 @@ File names are built from the vocabulary's integer ids only, never from a reques
 request can name a file. Nor can the folder: a file that leads out of it (a symlink to
 /etc/passwd in an unpacked icon set), is larger than MAX_ICON_BYTES when read (files of /proc say
 they are empty) or is not an SVG drawing is skipped with a warning. Each icon's ETag is a digest of its bytes; its URL carries the same
-digest (`?v=...`), so browsers may cache it for a year and still see a changed drawing at once.
+digest (`?v=...`), so browsers may cache that URL for a year and still see a changed drawing at
+once; any other URL of the drawing (`/hints/1.0/icon`, a wrong or missing `v`) is revalidated.
 A vocabulary without a folder (or without a file for some id) simply has no icon there: the
 page then shows text cards.
 """
@@ -57,11 +58,13 @@ class IconStore:
 
     def url(self, hint_id: int) -> str | None:
         """Where the page fetches the drawing (digest in the query, for caching), or None."""
+        digest = self.digest(hint_id)
+        return None if digest is None else f"/hints/{hint_id}/icon?v={digest}"
+
+    def digest(self, hint_id: int) -> str | None:
+        """The `v` of the drawing's URL: its ETag, shortened."""
         icon = self.icons.get(hint_id)
-        if icon is None:
-            return None
-        digest = icon.etag.strip('"')[:12]
-        return f"/hints/{hint_id}/icon?v={digest}"
+        return None if icon is None else icon.etag.strip('"')[:12]
 
 
 def _read_icons(folder: Path, ids: Iterable[int]) -> dict[int, Icon]:

@@ -8,8 +8,12 @@ given by id included. All of them, not only the ones the caches lack: a client g
 answer whatever the server happened to see before, and the default (2,000) still lets through
 any single clue (1,000 options + 20 hints) and any batch of 64 task puzzles (fewer than that).
 
-Not counted: open-vocabulary candidates (the served vocabulary's words, at most
-`open_vocab_candidates` per clue) and `exclude` lists (never encoded).
+An open-vocabulary clue carries no options, but ranks the served vocabulary's nearest
+`open_vocab_candidates` words as if it did: it counts as that many texts (once per distinct clue,
+as repeated texts do), so a batch of them is capped by its work as a batch with options is.
+Uncapped, 64 such clues of 20 new hint texts each took a gigabyte in one request. One clue alone
+is never refused by the default (20 hints + at most 1,000 candidates). `exclude` lists are not
+counted (never encoded).
 """
 
 from __future__ import annotations
@@ -29,10 +33,18 @@ def distinct_texts(clues: Iterable[Clue]) -> int:
     return len(texts)
 
 
-def check_texts_per_request(clues: Sequence[Clue], limit: int) -> None:
-    """Refuse (413, before any ranking) a request whose clues hold more than `limit` distinct texts."""
-    count = distinct_texts(clues)
+def open_vocabulary_clues(clues: Iterable[Clue]) -> int:
+    """How many different open-vocabulary clues (no options) `clues` hold."""
+    return len({(clue.hints, clue.exclude) for clue in clues if clue.options is None})
+
+
+def check_texts_per_request(clues: Sequence[Clue], limit: int, candidates: int) -> None:
+    """Refuse (413, before any ranking) a request whose clues hold more than `limit` distinct texts,
+    each open-vocabulary clue counting as its `candidates` words."""
+    open_clues = open_vocabulary_clues(clues)
+    count = distinct_texts(clues) + open_clues * candidates
     if count > limit:
-        msg = (f"the request holds {count} distinct option and hint texts; the limit is {limit} per request "
-               "(send fewer puzzles per batch)")
+        counted = f" (an open-vocabulary clue counts as its {candidates} candidate words)" if open_clues else ""
+        msg = (f"the request holds {count} distinct option and hint texts{counted}; the limit is {limit} per "
+               "request (send fewer puzzles per batch)")
         raise api_error(413, ["body"], msg, "too_many_texts")

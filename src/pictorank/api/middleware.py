@@ -3,7 +3,8 @@
 - MetricsMiddleware: request count and latency per method and route, both from closed sets;
 - HeadAsGet: HEAD answered wherever GET is, without the body;
 - BodyLimits: the whole body read first, within a size (413) and a time (408) limit;
-- StrictJSON: NaN, Infinity and lone surrogates refused (422) before FastAPI parses the body.
+- StrictJSON: NaN, Infinity and lone surrogates refused (422), and encoded bodies (415), before
+  FastAPI parses the body.
 
 Pure ASGI rather than `BaseHTTPMiddleware`, which costs a task and a memory stream per request.
 """
@@ -152,13 +153,27 @@ def json_problem(body: bytes) -> tuple[Loc, str, str] | None:
         return ["body"], "JSON nested too deeply", "json_invalid"
     except json.JSONDecodeError:
         return None
-    except ValueError as exc:  # valid JSON Python will not read: an integer of over 4,300 digits
-        return ["body"], f"JSON Python cannot read: {exc}"[:200], "json_invalid"
+    except ValueError:  # valid JSON Python will not read: an integer of over 4,300 digits
+        msg = f"JSON holds an integer of more than {sys.get_int_max_str_digits()} digits, which is not read"
+        return ["body"], msg, "json_invalid"
     loc = _lone_surrogate(value)
     if loc is not None:
         msg = "text holds a lone surrogate (an unpaired \\ud800-\\udfff escape), which is not Unicode text"
         return loc, msg, "string_unicode"
     return None
+
+
+def _encoded(scope: Scope) -> str | None:
+    """The body's Content-Encoding when it is not the identity (a gzip body is not JSON text)."""
+    encoding = Headers(scope=scope).get("content-encoding", "").strip()
+    return encoding if encoding.lower() not in ("", "identity") else None
+
+
+def not_decoded(encoding: str) -> JSONResponse:
+    """The 415 for an encoded body: the service reads bodies as they are, and says so, rather than
+    failing to read it as UTF-8."""
+    msg = f"Content-Encoding {encoding[:40]!r} is not accepted; send the body unencoded (identity)"
+    return error_response(415, ["header", "content-encoding"], msg, "unsupported_media_type")
 
 
 def _is_json(scope: Scope) -> bool:
@@ -172,7 +187,9 @@ class StrictJSON:
 
     NaN and Infinity made a 500 (FastAPI's 422 then held a float no JSON can write), and so did
     lone surrogates (`"\\ud800"`: a legal escape, but no UTF-8 text can hold the result, not even
-    the error body). Any other body, well-formed or not, goes on to FastAPI unchanged. The body
+    the error body). A body with a Content-Encoding (gzip...) is a 415: read as it came it was
+    refused as "not UTF-8", which sent the caller looking for the wrong mistake. Any other body,
+    well-formed or not, goes on to FastAPI unchanged. The body
     is parsed twice, here and by FastAPI: a small cost against the ranking of the same body.
     """
 
@@ -182,6 +199,10 @@ class StrictJSON:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not _is_json(scope):
             await self.app(scope, receive, send)
+            return
+        encoding = _encoded(scope)
+        if encoding is not None:
+            await not_decoded(encoding)(scope, receive, send)
             return
         body = await read_body(receive, sys.maxsize)  # BodyLimits, outside, has bounded it
         if body is None:

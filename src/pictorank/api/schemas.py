@@ -5,7 +5,7 @@ read them.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Callable, Literal
 
 from pydantic import (
     AfterValidator,
@@ -20,6 +20,7 @@ from pydantic import (
     model_validator,
 )
 
+from pictorank.puzzles import INVISIBLE_BMP, is_blank
 from pictorank.submission import MAX_ANSWERS
 from pictorank.suggest.rules import MAX_AVOID, MAX_CLUE_LENGTH, MAX_TOP
 
@@ -30,31 +31,41 @@ MAX_BATCH = 64
 
 
 def _hint_text(value: str) -> str:
-    if not value.strip():
+    if is_blank(value):
         raise ValueError("hint text is blank")
     return value
 
 
-def _option_text(value: str) -> str:
-    if not value.strip():
-        raise ValueError("option is blank")
-    if "|" in value:
-        raise ValueError("option contains '|', which joins the options of `answer`")
-    return value
+def _word_check(what: str) -> Callable[[str], str]:
+    """The check of a word the task's files could hold: not blank, no '|'; its errors name `what`."""
 
+    def check(value: str) -> str:
+        if is_blank(value):
+            raise ValueError(f"{what} is blank")
+        if "|" in value:
+            raise ValueError(f"{what} contains '|', which joins the options of `answer`")
+        return value
+
+    return check
+
+
+# The JSON Schema side of the blank check: some character neither whitespace nor invisible.
+VISIBLE = f"[^\\s{INVISIBLE_BMP}]"
+WORD_SCHEMA = {"type": "string", "minLength": 1, "maxLength": MAX_TEXT_LENGTH,
+               "pattern": f"^[^|]*[^|\\s{INVISIBLE_BMP}][^|]*$"}
 
 # The validators give readable messages; WithJsonSchema publishes the same rules to clients.
 HintText = Annotated[
     str,
     StringConstraints(max_length=MAX_TEXT_LENGTH),
     AfterValidator(_hint_text),
-    WithJsonSchema({"type": "string", "minLength": 1, "maxLength": MAX_TEXT_LENGTH, "pattern": r"\S"}),
+    WithJsonSchema({"type": "string", "minLength": 1, "maxLength": MAX_TEXT_LENGTH, "pattern": VISIBLE}),
 ]
 OptionText = Annotated[
-    str,
-    StringConstraints(max_length=MAX_TEXT_LENGTH),
-    AfterValidator(_option_text),
-    WithJsonSchema({"type": "string", "minLength": 1, "maxLength": MAX_TEXT_LENGTH, "pattern": r"^[^|]*[^|\s][^|]*$"}),
+    str, StringConstraints(max_length=MAX_TEXT_LENGTH), AfterValidator(_word_check("option")), WithJsonSchema(WORD_SCHEMA)
+]
+SecretWord = Annotated[
+    str, StringConstraints(max_length=MAX_TEXT_LENGTH), AfterValidator(_word_check("word")), WithJsonSchema(WORD_SCHEMA)
 ]
 Options = Annotated[
     list[OptionText], Field(min_length=1, max_length=MAX_OPTIONS, json_schema_extra={"uniqueItems": True})
@@ -251,7 +262,7 @@ def _rerank_query(value: str) -> str:
     if len(hints) > MAX_HINTS:
         raise ValueError(f"more than {MAX_HINTS} hints (the query's pictogram descriptions, joined by '; ')")
     for hint in hints:
-        if not hint.strip():
+        if is_blank(hint):
             raise ValueError("a hint is blank: the query is the pictogram descriptions joined by '; '")
         if len(hint) > MAX_TEXT_LENGTH:
             raise ValueError(f"a hint is longer than {MAX_TEXT_LENGTH} characters")
@@ -259,7 +270,7 @@ def _rerank_query(value: str) -> str:
 
 
 def _document_text(value: str) -> str:
-    if not value.strip():
+    if is_blank(value):
         raise ValueError("document is blank")
     return value
 
@@ -268,14 +279,14 @@ RerankQuery = Annotated[
     str,
     StringConstraints(max_length=MAX_HINTS * (MAX_TEXT_LENGTH + len(RERANK_QUERY_SEPARATOR))),
     AfterValidator(_rerank_query),
-    WithJsonSchema({"type": "string", "minLength": 1, "maxLength": MAX_HINTS * (MAX_TEXT_LENGTH + 2), "pattern": r"\S",
+    WithJsonSchema({"type": "string", "minLength": 1, "maxLength": MAX_HINTS * (MAX_TEXT_LENGTH + 2), "pattern": VISIBLE,
                     "description": "the clue: its pictograms' descriptions in order, main idea first, joined by '; '"}),
 ]
 DocumentText = Annotated[
     str,
     StringConstraints(max_length=MAX_TEXT_LENGTH),
     AfterValidator(_document_text),
-    WithJsonSchema({"type": "string", "minLength": 1, "maxLength": MAX_TEXT_LENGTH, "pattern": r"\S"}),
+    WithJsonSchema({"type": "string", "minLength": 1, "maxLength": MAX_TEXT_LENGTH, "pattern": VISIBLE}),
 ]
 
 
@@ -372,7 +383,7 @@ class SuggestRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [SUGGEST_EXAMPLE, {"word": "sunflower"}]})
 
-    word: OptionText = Field(description="the secret word (an option of the game: no '|')")
+    word: SecretWord = Field(description="the secret word (an option of the game: no '|')")
     avoid: list[OptionText] = Field(
         default_factory=list, max_length=MAX_AVOID,
         description="words the guesser must not pick instead; empty: the word's nearest train answers stand in "

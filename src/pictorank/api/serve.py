@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import functools
 import multiprocessing
 import os
 import secrets
@@ -23,6 +24,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pictorank.api.protocol import HeaderTimeoutProtocol
 from pictorank.api.settings import Settings
 from pictorank.errors import DataError, ModelError, PictorankError
 from pictorank.ranker import DEFAULT_METHOD, METHODS
@@ -76,10 +78,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def uvicorn_options(settings: Settings) -> dict[str, Any]:
-    """What uvicorn is told, with either number of workers. The keep-alive timeout is set here on
-    purpose (an idle connection costs a socket); the body-read timeout is the app's own
-    (`BodyLimits`), since uvicorn has none."""
+    """What uvicorn is told, with either number of workers. Every connection costs a socket, so
+    each is bounded: idle ones by the keep-alive timeout, their number per worker by
+    `max_connections`, their headers by `HeaderTimeoutProtocol` and their bodies by the app's own
+    `BodyLimits` (uvicorn has neither of the last two). The protocol goes as a partial, which
+    pickles, since uvicorn sends its Config to each worker process."""
     return {"host": settings.host, "port": settings.port, "timeout_keep_alive": settings.keep_alive_timeout,
+            "limit_concurrency": settings.max_connections,
+            "http": functools.partial(HeaderTimeoutProtocol, header_timeout=settings.header_timeout),
             "log_level": "info"}
 
 

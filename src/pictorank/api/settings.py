@@ -83,12 +83,20 @@ class Settings(CommonSettings):
     # 2,000 lets any single clue (at most 1,000 options + 20 hints) and any 64 task puzzles
     # (fewer distinct texts than that in train/val/test) through.
     max_texts_per_request: int = Field(
-        2_000, ge=1, description="distinct option and hint texts one /rank or /rank/batch request may carry; "
-        "more get 413"
+        2_000, ge=1, description="distinct option and hint texts one /rank or /rank/batch request may carry, an "
+        "open-vocabulary clue counting as its open_vocab_candidates words; more get 413"
     )
     body_timeout: float = Field(
         20.0, gt=0, le=3600, description="seconds a client has to send the whole request body; slower gets 408 "
         "(uvicorn itself waits for a body forever)"
+    )
+    header_timeout: float = Field(
+        10.0, gt=0, le=3600, description="seconds a client has to send a request's headers, from when it connects "
+        "or starts its next request; slower gets 408 and is closed (uvicorn itself waits for headers forever)"
+    )
+    max_connections: int = Field(
+        2048, ge=1, description="connections (and requests in progress) one worker process serves at once; a "
+        "request beyond them gets 503 and is closed (uvicorn's limit_concurrency)"
     )
     keep_alive_timeout: int = Field(
         5, ge=1, le=3600, description="seconds an idle keep-alive connection stays open (uvicorn's timeout_keep_alive)"

@@ -90,7 +90,7 @@ class Ranker(ABC):
         """The ranker a saved `ranker.json` describes; rankers without parameters accept none."""
         params = config.get("params", {})
         if params:
-            raise ModelError(f"{directory / CONFIG_FILE}: invalid parameters for {cls.method!r}: {params!r}")
+            raise ModelError(f"{directory / CONFIG_FILE}: {cls.method!r} takes no parameters, found {_named(params)}")
         return cls(encoder=encoders.base)  # type: ignore[call-arg]
 
     def save(self, directory: str | os.PathLike) -> None:
@@ -118,3 +118,13 @@ def _ordered(query: Query, scores: Sequence[float]) -> tuple[list[str], list[flo
     """`query`'s options and their scores, highest first (a stable sort: ties keep the input order)."""
     order = np.argsort(-np.asarray(scores), kind="stable")
     return [query.options[i] for i in order], [float(scores[i]) for i in order]
+
+
+def _named(params: Any) -> str:
+    """A few of the names found, not their values: a line of error, not a dump of a learned model's
+    feature list."""
+    if not isinstance(params, dict):
+        return f"a {type(params).__name__}"
+    names = [repr(str(name)[:40]) for name in list(params)[:3]]
+    more = f" and {len(params) - 3} more" if len(params) > 3 else ""
+    return ", ".join(names) + more

@@ -13,6 +13,7 @@ import unicodedata
 from typing import Sequence
 
 from pictorank.errors import UsageError
+from pictorank.puzzles import is_blank
 
 MAX_WORD_LENGTH = 100  # as the HTTP API's MAX_TEXT_LENGTH: a word is an option, options are <= 100 chars
 MAX_AVOID = 100  # each avoid word is encoded per request: bounded so one request stays fast
@@ -99,7 +100,7 @@ def check_word(word: object, what: str = "word") -> str:
     if not isinstance(word, str):
         raise UsageError(f"the {what} must be text, not {type(word).__name__}")
     stripped = word.strip()
-    if not stripped:
+    if is_blank(stripped):
         raise UsageError(f"the {what} is blank")
     if len(stripped) > MAX_WORD_LENGTH:
         raise UsageError(f"the {what} is {len(stripped)} characters long; at most {MAX_WORD_LENGTH} are allowed")

@@ -77,7 +77,7 @@ def explanation_bodies(explanations: Sequence[Explanation]) -> list[OptionExplan
 def rank(puzzle: RankRequest, service: ServiceDep, settings: SettingsDep) -> RankResponse:
     """Rank the options of one clue (or, without options, the service's answer vocabulary)."""
     clue = _clue(service, puzzle, ["body"])
-    check_texts_per_request([clue], settings.max_texts_per_request)
+    check_texts_per_request([clue], settings.max_texts_per_request, service.open_vocab_candidates)
     [ranked] = service.rank([clue])
     return _response(service, puzzle, ranked)
 
@@ -86,6 +86,6 @@ def rank(puzzle: RankRequest, service: ServiceDep, settings: SettingsDep) -> Ran
 def rank_batch(batch: RankBatchRequest, service: ServiceDep, settings: SettingsDep) -> RankBatchResponse:
     """Rank several clues in one request; results come in request order."""
     clues = [_clue(service, puzzle, ["body", "puzzles", i]) for i, puzzle in enumerate(batch.puzzles)]
-    check_texts_per_request(clues, settings.max_texts_per_request)
+    check_texts_per_request(clues, settings.max_texts_per_request, service.open_vocab_candidates)
     results = service.rank(clues)
     return RankBatchResponse(results=[_response(service, p, r) for p, r in zip(batch.puzzles, results)])

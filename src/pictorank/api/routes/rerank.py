@@ -53,7 +53,7 @@ def rerank_v2(request: RerankRequest, service: ServiceDep, settings: SettingsDep
 def _rerank(request: RerankRequest, service: RankingService, max_texts: int, api_version: str) -> RerankResponse:
     texts = request.texts()
     clue = Clue(request.hints(), tuple(dict.fromkeys(texts)))
-    check_texts_per_request([clue], max_texts)  # the cost cap of /rank (413 before any ranking)
+    check_texts_per_request([clue], max_texts, service.open_vocab_candidates)  # /rank's cost cap (413 first)
     [ranked] = service.rank([clue])
     score = dict(zip(ranked.options, ranked.scores))
     place = {word: i for i, word in enumerate(ranked.options)}

@@ -9,17 +9,21 @@ from fastapi import APIRouter, Path, Query, Request, Response
 
 from pictorank.api.deps import IconsDep, ServiceDep
 from pictorank.api.errors import api_error, documented
+from pictorank.api.icons import IconStore
 from pictorank.api.schemas import Hint, HintsResponse
 
 router = APIRouter(tags=["vocabulary"])
 
 # An SVG opened on its own is a document: no scripts, no loads, nothing from it may run or be
-# sniffed as anything else. A drawing's URL carries its digest (`?v=`), so it may be cached long.
+# sniffed as anything else.
 ICON_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; sandbox",
     "X-Content-Type-Options": "nosniff",
-    "Cache-Control": "public, max-age=31536000, immutable",
 }
+# The URL /hints gives (its `v` is the drawing's digest) changes with the drawing, so it may be
+# cached for good; any other spelling of it is not tied to the drawing and is revalidated (ETag).
+IMMUTABLE = "public, max-age=31536000, immutable"
+REVALIDATE = "no-cache"
 SVG = "image/svg+xml"
 
 
@@ -53,7 +57,14 @@ async def icon(
     if found is None:
         why = f"no drawing for pictogram {hint_id}" if icons.icons else "this vocabulary has no pictogram drawings"
         raise api_error(404, ["path", "hint_id"], why, "not_found")
-    headers = {**ICON_HEADERS, "ETag": found.etag}
+    headers = {**ICON_HEADERS, "ETag": found.etag, "Cache-Control": _icon_caching(request, hint_id, v, icons)}
     if found.etag in request.headers.get("if-none-match", ""):
         return Response(status_code=304, headers=headers)
     return Response(found.svg, media_type=SVG, headers=headers)
+
+
+def _icon_caching(request: Request, hint_id: int, v: str | None, icons: IconStore) -> str:
+    """A year only for the canonical URL: the id as /hints writes it (not `1.0` or `01`) and the
+    drawing's own digest as `v`."""
+    canonical = request.path_params.get("hint_id") == str(hint_id) and v == icons.digest(hint_id)
+    return IMMUTABLE if canonical else REVALIDATE

@@ -1,0 +1,152 @@
+"""Connections whose request headers never complete are answered 408 and closed within the header
+timeout, and a worker serves a bounded number of connections; meanwhile /rank answers.
+
+The fast tests run the app behind uvicorn in a thread, with the options `pictorank serve` gives
+it; the slow one is a real `pictorank serve` holding 200 such connections at once.
+"""
+
+from __future__ import annotations
+
+import json
+import selectors
+import socket
+import threading
+import time
+from typing import Iterator
+
+import httpx
+import pytest
+import uvicorn
+from helpers import DATA, free_port, serving
+
+from pictorank.api.app import create_app
+from pictorank.api.serve import uvicorn_options
+from pictorank.api.settings import Settings
+
+OK = {"hint_texts": ["flower", "sun"], "options": ["sunflower", "hammer"]}
+# What a connection sends before it stops: nothing, part of a request line, an HTTP/0.9-style
+# request line, and all but the blank line that ends the headers.
+STALLED = [b"", b"GET /hea", b"GET /\r\n", b"POST /rank HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"]
+
+
+@pytest.fixture(scope="module")
+def live_server(api_service) -> Iterator[str]:
+    """uvicorn in a thread over the session's service: a 1 s header timeout, 8 connections."""
+    settings = Settings(header_timeout=1.0, max_connections=8, port=free_port())
+    server = uvicorn.Server(uvicorn.Config(create_app(settings, service=api_service), **uvicorn_options(settings)))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
+        time.sleep(0.05)
+    yield f"http://{settings.host}:{settings.port}"
+    server.should_exit = True
+    thread.join(timeout=30)
+
+
+def _open(url: str, first: bytes) -> socket.socket:
+    host, port = url.removeprefix("http://").split(":")
+    sock = socket.create_connection((host, int(port)), timeout=10)
+    if first:
+        sock.sendall(first)
+    return sock
+
+
+def _closed_within(socks: list[socket.socket], seconds: float, trickle: socket.socket | None = None) -> dict[int, bytes]:
+    """What each socket got until the server closed it, by index, reading for at most `seconds`;
+    a socket still open then is missing. A `trickle` socket is sent a header byte every 0.2 s."""
+    received: dict[int, bytearray] = {i: bytearray() for i in range(len(socks))}
+    closed: set[int] = set()
+    with selectors.DefaultSelector() as selector:
+        for i, sock in enumerate(socks):
+            sock.setblocking(False)
+            selector.register(sock, selectors.EVENT_READ, i)
+        deadline, next_drip = time.monotonic() + seconds, 0.0
+        while len(closed) < len(socks) and time.monotonic() < deadline:
+            if trickle is not None and time.monotonic() >= next_drip:
+                trickle = _drip(trickle)
+                next_drip = time.monotonic() + 0.2
+            for key, _ in selector.select(timeout=0.1):
+                chunk = _recv(key.fileobj)
+                received[key.data] += chunk
+                if not chunk:
+                    selector.unregister(key.fileobj)
+                    closed.add(key.data)
+    for sock in socks:
+        sock.close()
+    return {i: bytes(received[i]) for i in sorted(closed)}
+
+
+def _drip(sock: socket.socket) -> socket.socket | None:
+    """Send one more header byte; None once the server has closed the connection."""
+    try:
+        sock.send(b"x")
+    except OSError:
+        return None
+    return sock
+
+
+def _recv(sock) -> bytes:
+    try:
+        return sock.recv(65536)
+    except ConnectionResetError:
+        return b""
+
+
+def test_connections_that_never_finish_their_headers_are_408_and_closed(live_server: str) -> None:
+    socks = [_open(live_server, first) for first in STALLED]
+    trickle = _open(live_server, b"GET /health HTTP/1.1\r\nX-Slow: ")
+    started = time.monotonic()
+    answers = _closed_within([*socks, trickle], 6, trickle=trickle)
+    assert len(answers) == len(STALLED) + 1, "a connection was still open"
+    assert time.monotonic() - started < 4  # 1 s set; before the fix none of them was ever closed
+    for answer in answers.values():
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 408") and b"connection: close" in head.lower(), answer[:300]
+        assert json.loads(body)["detail"][0]["type"] == "header_timeout"
+
+
+def test_a_request_is_answered_while_connections_stall(live_server: str) -> None:
+    socks = [_open(live_server, b"GET /") for _ in range(4)]
+    try:
+        assert httpx.post(f"{live_server}/rank", json=OK, timeout=10).status_code == 200
+    finally:
+        for sock in socks:
+            sock.close()
+
+
+@pytest.mark.parametrize("pause", [0.0, 0.3])  # 0: pipelined, parsed only once the first is answered
+def test_the_headers_of_a_later_request_on_a_kept_alive_connection_have_a_deadline(live_server: str, pause: float) -> None:
+    sock = _open(live_server, b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+    time.sleep(pause)
+    started = time.monotonic()
+    sock.sendall(b"GET /health HTTP/1.1\r\nHo")  # the next request stops in its headers
+    [answer] = _closed_within([sock], 6).values()
+    assert answer.startswith(b"HTTP/1.1 200") and b"HTTP/1.1 408" in answer, answer
+    assert time.monotonic() - started < 4  # the header timeout (1 s), not the keep-alive one (5 s)
+
+
+def test_connections_beyond_the_cap_are_refused(live_server: str) -> None:
+    socks = [_open(live_server, b"GET /") for _ in range(8)]
+    try:
+        time.sleep(0.2)
+        assert httpx.get(f"{live_server}/health", timeout=10).status_code == 503
+    finally:
+        for sock in socks:
+            sock.close()
+    time.sleep(0.2)
+    assert httpx.get(f"{live_server}/health", timeout=10).status_code == 200
+
+
+@pytest.mark.slow  # the server process loads the real model
+def test_a_real_server_closes_200_stalled_connections_and_still_ranks(tmp_path) -> None:
+    env = {"PICTORANK_VOCABULARY_FILES": json.dumps([str(DATA / "val.csv")]), "PICTORANK_HEADER_TIMEOUT": "2"}
+    with serving(["--method", "cosine"], tmp_path / "server.log", env) as server:
+        socks = [_open(server.url, STALLED[i % len(STALLED)]) for i in range(200)]
+        started = time.monotonic()
+        assert httpx.post(f"{server.url}/rank", json=OK, timeout=30).status_code == 200
+        answers = _closed_within(socks, 10)
+        assert len(answers) == 200, "a connection was still open"
+        assert time.monotonic() - started < 6  # 2 s set, with slack for a shared machine
+        assert all(answer.startswith(b"HTTP/1.1 408") for answer in answers.values())
