@@ -8,6 +8,7 @@ marked slow and still tries to load the model fails, which keeps the marker hone
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,13 @@ from pictorank.settings import use_offline_environment
 
 use_offline_environment()  # before anything imports torch (see its docstring)
 
-from helpers import DATA, SMALL_STOP_ROWS, SMALL_TRAIN_ROWS
+from helpers import DATA, NO_CLUE_TRAINING, SMALL_STOP_ROWS, SMALL_TRAIN_ROWS
+
+# A service's clue-giver learns from PICTORANK_SUGGEST_TRAIN (the bundled train.csv by default) in
+# the background after start-up. In the tests it names no file, before any fixture makes an app:
+# an app or server of a test that does not exercise the clue-giver turns /suggest off at once
+# instead of fitting beside the other tests. A test that wants one names its training puzzles.
+os.environ["PICTORANK_SUGGEST_TRAIN"] = str(NO_CLUE_TRAINING)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

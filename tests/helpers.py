@@ -25,6 +25,7 @@ from pictorank.puzzles import PUZZLE_COLUMNS
 ROOT = Path(__file__).resolve().parents[1]
 PICTORANK = str(Path(sys.executable).with_name("pictorank"))  # the installed console script
 DATA = ROOT / "data" / "bliss"
+NO_CLUE_TRAINING = ROOT / "tests" / "no-clue-giver-training-in-tests.csv"  # never created
 SMALL_TRAIN_ROWS, SMALL_STOP_ROWS = 600, 150  # val[:150] stops LightGBM early, val[150:] is held out
 
 class WordHashModel:
@@ -139,7 +140,7 @@ def serving(args: Sequence[str], log: Path, env: dict[str, str] | None = None,
     port = free_port()
     inherited = {key: value for key, value in os.environ.items() if key not in drop}
     environment = {**inherited, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-                   "PICTORANK_SUGGEST_TRAIN": str(log.parent / "no-clue-giver.csv"), **(env or {})}
+                   "PICTORANK_SUGGEST_TRAIN": str(NO_CLUE_TRAINING), **(env or {})}
     with open(log, "w") as out:
         process = subprocess.Popen([PICTORANK, "serve", "--host", "127.0.0.1", "--port", str(port), *args],
                                    env=environment, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)

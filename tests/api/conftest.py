@@ -3,10 +3,10 @@ service over a stand-in encoder (tests/helpers.WordHashModel: texts that share w
 with its app and client; they load no model. The end-to-end tests run on `real_service` (the real
 base model, marked slow by the session's conftest) and its `clue_giver`, fitted once.
 
-An app built without a clue-giver builds one in the background; here, unless a test asks for the
-`clue_giver` fixture or names its own training puzzles, that build finds no training puzzles and
-turns /suggest off at once (`_no_clue_giver_unless_asked`), so no test waits for, or competes
-with, a fit it does not test.
+An app built without a clue-giver builds one in the background; in the tests, unless a test asks
+for the `clue_giver` fixture or names its own training puzzles, that build finds none
+(tests/conftest.py) and turns /suggest off at once, so no test waits for, or competes with, a fit
+it does not test.
 """
 
 from __future__ import annotations
@@ -16,12 +16,6 @@ import pytest
 from helpers import DATA, WordHashModel
 
 CLUE_ROWS = 700  # train rows the session's clue-giver learns from
-
-
-@pytest.fixture(autouse=True)
-def _no_clue_giver_unless_asked(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Settings() in these tests name no training puzzles for the clue-giver (a missing file)."""
-    monkeypatch.setenv("PICTORANK_SUGGEST_TRAIN", str(tmp_path_factory.getbasetemp() / "no-clue-giver-in-this-test.csv"))
 
 
 @pytest.fixture(scope="session")
