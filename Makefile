@@ -18,12 +18,12 @@ REPORT := reports/val
 
 install: $(STAMP)
 
-# pyproject.toml pins torch==2.13.0, the CPU build on this machine's disk; pip would otherwise
-# fetch a CUDA build of several GB.
+# Everything: serving, the `train` extra (torch==2.13.0 pinned: the CPU build on this machine's
+# disk; pip would otherwise fetch a CUDA build of several GB) and the test tools.
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[train,test]'
 	touch $@
 
 # The default learned model is retrained only when the training files or the modules it is made
