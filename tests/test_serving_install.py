@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from helpers import SMALL_STOP_ROWS
+from pictorank import artifacts
 from pictorank.encoders import Quantization
 from pictorank.encoders.memo import BASE_MODEL_PACKAGE, BASE_MODEL_PIN
 from pictorank.errors import TRAIN_EXTRA
@@ -59,6 +60,16 @@ def test_loading_the_base_model_without_the_extra_is_a_pictorank_error(tmp_path)
         "try:\n    load_model_dir('anywhere')\nexcept MissingExtraError as exc:\n    print(exc)\n")
     result = _python(code, tmp_path)
     assert result.returncode == 0 and TRAIN_EXTRA in result.stdout, result.stderr
+
+
+def test_a_serving_install_reads_a_shipped_fit_with_the_training_versions_it_recorded(monkeypatch):
+    made_with = {"torch": "2.13.0+cpu", "sentence-transformers": "6.2.0", "numpy": "0.1"}
+    monkeypatch.setattr(artifacts, "_installed", lambda name: None if name in artifacts.TRAINING_ONLY else "9.9")
+    versions = artifacts.fit_versions(made_with)
+    assert versions["torch"] == "2.13.0+cpu" and versions["sentence-transformers"] == "6.2.0"
+    assert versions["numpy"] == "9.9"  # what serving runs on must still match
+    monkeypatch.setattr(artifacts, "_installed", lambda name: "9.9")
+    assert artifacts.fit_versions(made_with)["torch"] == "9.9"  # a training install fits again instead
 
 
 @pytest.fixture(scope="module")
