@@ -3,6 +3,7 @@
 #                 (reports/val), write submission.csv for test with the learned model
 #   make test   - venv + install, check the import layers, run the test suite
 #   make test-fast - the same without the tests that load the real model (seconds)
+#   make image-test - build the serving image with buildah and check it over HTTP (docs/deploy.md)
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -14,7 +15,7 @@ export TRANSFORMERS_OFFLINE := 1
 export PICTORANK_CACHE_DIR ?= $(CURDIR)/.cache/embeddings
 
 REPORT := reports/val
-.PHONY: install demo test test-fast lint-imports clean report
+.PHONY: install demo test test-fast lint-imports clean report image-test
 
 install: $(STAMP)
 
@@ -57,6 +58,11 @@ test: lint-imports
 
 test-fast: lint-imports
 	$(BIN)/python -m pytest -q -m "not slow"
+
+# The serving image built with buildah over a Debian base and checked over HTTP (scripts/image_test.sh);
+# it serves $(MODEL), trained first when missing (not retrained), and compares its rankings with the same model here.
+image-test: install | $(MODEL)/ranker.json
+	PICTORANK_CLI=$(BIN)/pictorank bash scripts/image_test.sh
 
 clean:
 	rm -rf $(VENV) .cache .pytest_cache .hypothesis submission.csv reports
