@@ -16,6 +16,7 @@ cd "$(dirname "$0")/.."
 IMAGE=${IMAGE:-localhost/pictorank:test}
 BASE=${BASE:-localhost/python:3.11-bookworm}
 MODEL=models/default
+MAX_IMAGE_MB=${MAX_IMAGE_MB:-1000}
 PICTORANK_CLI=${PICTORANK_CLI:-.venv/bin/pictorank}
 WORK=$(mktemp -d)
 SERVER_PID=""
@@ -101,6 +102,16 @@ check_contents() {
     say "ok   no torch, transformers, pytest, playwright, schemathesis or pip; no tests, benches or docs"
 }
 
+# The image's files, counted exactly (buildah's own figure is rounded to a tenth of a GB).
+check_size() {
+    local root megabytes
+    root=$(buildah mount "$CONTAINER")
+    megabytes=$(du -sb "$root" | awk '{printf "%.0f", $1 / 1e6}')
+    buildah umount "$CONTAINER" >/dev/null
+    [ "$megabytes" -le "$MAX_IMAGE_MB" ] || { say "FAIL the image holds $megabytes MB, more than $MAX_IMAGE_MB"; exit 1; }
+    say "ok   the image holds $megabytes MB (at most $MAX_IMAGE_MB), $(du -sm "$MODEL" | cut -f1) MB of them the model folder"
+}
+
 free_port() {
     python3 -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"
 }
@@ -156,6 +167,7 @@ main() {
     build_image
     CONTAINER=$(buildah from "$IMAGE")
     check_contents
+    check_size
     local expected
     expected=$(expected_rankings)
     start_server
