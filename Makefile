@@ -3,6 +3,7 @@
 #                 (reports/val), write submission.csv for test with the learned model
 #   make test   - venv + install, check the import layers, run the test suite
 #   make test-fast - the same without the tests that load the real model (seconds)
+#   make image-test - build the serving image with buildah and check it over HTTP (docs/deploy.md)
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -14,16 +15,16 @@ export TRANSFORMERS_OFFLINE := 1
 export PICTORANK_CACHE_DIR ?= $(CURDIR)/.cache/embeddings
 
 REPORT := reports/val
-.PHONY: install demo test test-fast lint-imports clean report
+.PHONY: install demo test test-fast lint-imports clean report image-test
 
 install: $(STAMP)
 
-# pyproject.toml pins torch==2.13.0, the CPU build on this machine's disk; pip would otherwise
-# fetch a CUDA build of several GB.
+# Everything: serving, the `train` extra (torch==2.13.0 pinned: the CPU build on this machine's
+# disk; pip would otherwise fetch a CUDA build of several GB) and the test tools.
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[train,test]'
 	touch $@
 
 # The default learned model is retrained only when the training files or the modules it is made
@@ -57,6 +58,11 @@ test: lint-imports
 
 test-fast: lint-imports
 	$(BIN)/python -m pytest -q -m "not slow"
+
+# The serving image built with buildah over a Debian base and checked over HTTP (scripts/image_test.sh);
+# it serves $(MODEL), trained first when missing (not retrained), and compares its rankings with the same model here.
+image-test: install | $(MODEL)/ranker.json
+	PICTORANK_CLI=$(BIN)/pictorank bash scripts/image_test.sh
 
 clean:
 	rm -rf $(VENV) .cache .pytest_cache .hypothesis submission.csv reports

@@ -32,6 +32,22 @@ def _installed(package: str) -> str | None:
         return None
 
 
+# Installed only with the `train` extra: a serving install cannot know which made a shipped fit.
+TRAINING_ONLY = ("torch", "sentence-transformers")
+
+
+def fit_versions(made_with: Any = None) -> dict[str, str | int | None]:
+    """library_versions() as a fit's digest names them. A serving install has no training stack
+    and cannot fit again, so for a fit it reads back it takes the training-only versions that the
+    fit recorded (`made_with`); every other version must still match."""
+    found = library_versions()
+    if isinstance(made_with, dict):
+        for name in TRAINING_ONLY:
+            if found.get(name) is None:
+                found[name] = made_with.get(name)
+    return found
+
+
 def library_versions() -> dict[str, str | int | None]:
     """Versions to store in a model's config."""
     found: dict[str, str | int | None] = {name: _installed(name) for name in CHECKED}

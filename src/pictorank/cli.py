@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 from pictorank.api.serve import add_serve_parser
 from pictorank.artifacts import check_replaceable
 from pictorank.encoders import Encoder, Encoders, Quantization
-from pictorank.errors import DataError, ModelError, PictorankError, SettingsError, UsageError
+from pictorank.errors import DataError, ModelError, PictorankError, SettingsError, UsageError, require_training_stack
 from pictorank.evaluation import evaluate_rankings, format_table
 from pictorank.evaluation.report import write_report
 from pictorank.evaluation.significance import compare_with_reference, format_comparisons
@@ -229,6 +229,7 @@ def _quantization_arg(text: str) -> Quantization | None:
 
 def cmd_train(args: argparse.Namespace) -> int:
     """Train the learned ranker (pictorank.train) and write its model directory."""
+    require_training_stack("pictorank train")
     settings = _settings(args)
     cache_dir = _cache_dir(args)
     config = TrainConfig(finetune=not args.no_finetune, seed=args.seed, quantization=args.quantization)

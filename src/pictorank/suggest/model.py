@@ -58,11 +58,11 @@ import warnings
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
-from pictorank.artifacts import check_files, check_versions, library_versions, read_json, sha256_file, write_json
+from pictorank.artifacts import check_files, check_versions, fit_versions, library_versions, read_json, sha256_file, write_json
 from pictorank.encoders import Encoder, base_model_version
 from pictorank.errors import ModelError, NotFittedError
 from pictorank.query import Query
@@ -499,14 +499,16 @@ def _checked_config(directory: Path) -> dict[str, Any]:
     return config
 
 
-def fitted_key(model: ClueModel, queries: Sequence[Query], descriptions: Sequence[str]) -> str:
+def fitted_key(model: ClueModel, queries: Sequence[Query], descriptions: Sequence[str],
+               made_with: Any = None) -> str:
     """A digest of everything a fit depends on: same key, same fitted model. The encoder's
     `model_id` is part of it: an ONNX export's vectors (`<base>+onnx-int8`, which a learned model
-    may hand the service) differ from PyTorch's, and the classifiers' numbers with them."""
+    may hand the service) differ from PyTorch's, and the classifiers' numbers with them.
+    `made_with`: the versions a saved fit recorded (artifacts.fit_versions)."""
     clues = sorted({(q.answer or "", q.hints) for q in queries})
     glossary = model.glossary.digest if model.glossary is not None else None
     blob = json.dumps([model.get_params(), list(dict.fromkeys(descriptions)), clues, base_model_version(),
-                       model.encoder.model_id, library_versions(), glossary], ensure_ascii=False)
+                       model.encoder.model_id, fit_versions(made_with), glossary], ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
@@ -531,7 +533,7 @@ def fit_or_load(queries: Sequence[Query], descriptions: Sequence[str], encoder: 
     key = fitted_key(model, queries, descriptions)
     folder = Path(cache_dir) / "suggest" / key[:24] if cache_dir is not None else None
     for place in (shipped, folder):
-        loaded = _load_fit(place, key, encoder)
+        loaded = _load_fit(place, lambda made_with: fitted_key(model, queries, descriptions, made_with), encoder)
         if loaded is not None:
             return loaded
     model.fit(queries, descriptions)
@@ -554,24 +556,26 @@ def _publish(staging: Path, folder: Path, key: str, encoder: Encoder) -> ClueMod
     not give the same fit: the int8 encoder's vectors depend on the batches a process encoded.
     First come wins, so every worker serves the same clues (a Clue-mode round shown by one worker
     is judged by another); a damaged fit in place is replaced."""
-    if folder.exists() and _load_fit(folder, key, encoder) is None:
+    if folder.exists() and _load_fit(folder, lambda _: key, encoder) is None:
         shutil.rmtree(folder, ignore_errors=True)
     try:
         os.rename(staging, folder)  # atomic; refused when another process's fit is already there
     except OSError:
         shutil.rmtree(staging, ignore_errors=True)
-    return _load_fit(folder, key, encoder)
+    return _load_fit(folder, lambda _: key, encoder)
 
 
-def _load_fit(folder: str | os.PathLike | None, key: str, encoder: Encoder) -> ClueModel | None:
-    """The clue model saved in `folder` if it is the fit `key` names, else None: a missing, damaged
-    or other fit is only lost time, never an error; a damaged one is logged as an error (see
-    `fit_or_load`)."""
+def _load_fit(folder: str | os.PathLike | None, key_for: Callable[[Any], str], encoder: Encoder) -> ClueModel | None:
+    """The clue model saved in `folder` if it is the fit that `key_for(its recorded versions)`
+    names, else None: a missing, damaged or other fit is only lost time, never an error; a damaged
+    one is logged as an error (see `fit_or_load`)."""
     if folder is None or not (Path(folder) / CONFIG_FILE).is_file():
         return None
     try:
         config = read_json(Path(folder) / CONFIG_FILE)
-        return ClueModel.load(folder, encoder) if isinstance(config, dict) and config.get("key") == key else None
+        if not isinstance(config, dict) or config.get("key") != key_for(config.get("versions")):
+            return None
+        return ClueModel.load(folder, encoder)
     except ModelError as exc:
         log.error("refusing the clue model in %s, fitting or reading another instead: %s", folder, exc)
         return None

@@ -34,6 +34,7 @@ import numpy as np
 
 from pictorank.encoders import load_base_model
 from pictorank.encoders.onnx import OnnxSentenceEncoder, export_onnx
+from pictorank.errors import training_stack
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -53,8 +54,9 @@ def fit_tower(words: Sequence[str], main_ideas: Sequence[int], description_vecto
               epochs: float, learning_rate: float, seed: int) -> "SentenceTransformer":
     """The base encoder fine-tuned so that softmax(SCALE * word . descriptions) puts each word's
     main idea (an index into `description_vectors`) first; in eval mode."""
-    import torch  # lazy: torch is slow to import, and only fitting needs it
-    import torch.nn.functional as F
+    with training_stack("fitting the clue-giver's main-idea tower"):
+        import torch  # lazy: torch is slow to import, and only fitting needs it
+        import torch.nn.functional as F
 
     random.seed(seed)
     np.random.seed(seed)
