@@ -19,6 +19,7 @@ from pictorank.suggest.suggester import READER_WEIGHT
 
 SLICE = 300  # train rows: enough for 2 folds, fitted in seconds
 SMALL = {"folds": 2, "trees": 30, "tower_epochs": 2}
+NO_TOWER = {**SMALL, "tower_epochs": 0}  # for tests of where fits are kept and read: no tower to fine-tune
 
 
 @pytest.fixture(scope="module")
@@ -161,11 +162,11 @@ def test_a_damaged_cached_fit_is_refitted_and_the_first_fit_in_place_is_served(
 
     queries, descriptions = to_queries(train_puzzles[:SLICE], vocab), list(vocab.descriptions.values())
     cache = tmp_path / "cache"
-    first = fit_or_load(queries, descriptions, encoder, cache, **SMALL)
+    first = fit_or_load(queries, descriptions, encoder, cache, **NO_TOWER)
     [folder] = (cache / "suggest").iterdir()
     arrays = folder / "clue_model.npz"
     arrays.write_bytes(arrays.read_bytes()[:1000])
-    key = fitted_key(ClueModel(encoder, **SMALL), queries, descriptions)
+    key = fitted_key(ClueModel(encoder, **NO_TOWER), queries, descriptions)
     fit = ClueModel.fit
 
     def fit_while_another_worker_saves_first(self, *args):
@@ -175,7 +176,7 @@ def test_a_damaged_cached_fit_is_refitted_and_the_first_fit_in_place_is_served(
         return fitted
 
     monkeypatch.setattr(ClueModel, "fit", fit_while_another_worker_saves_first)
-    served = fit_or_load(queries, descriptions, encoder, cache, **SMALL)
+    served = fit_or_load(queries, descriptions, encoder, cache, **NO_TOWER)
     assert served.mean_length_ == 9.0 and [p.name for p in (cache / "suggest").iterdir()] == [folder.name]
 
 
@@ -195,7 +196,7 @@ def test_a_shipped_fit_is_read_not_refitted_and_another_fit_is_ignored(
 
     read = fit_or_load(queries, descriptions, encoder, tmp_path / "cache", shipped=shipped, **SMALL)
     assert fits == [] and read.clues_ == clue_model.clues_ and not (tmp_path / "cache").exists()
-    other = fit_or_load(queries[:-1], descriptions, encoder, None, shipped=shipped, **SMALL)
+    other = fit_or_load(queries[:-1], descriptions, encoder, None, shipped=shipped, **NO_TOWER)
     assert fits == [1] and len(other.clues_) == len(clue_model.clues_) - 1
     assert sorted((p.name, p.stat().st_mtime_ns) for p in shipped.iterdir()) == before
 
