@@ -130,3 +130,19 @@ def small_learned(small_tables, small_config):
     from pictorank.train import fit_ranker_from_tables
 
     return fit_ranker_from_tables(small_tables, small_config, log=lambda message: None)
+
+
+@pytest.fixture(scope="session")
+def saved_int8(small_learned, vocab, val_puzzles, tmp_path_factory) -> Path:
+    """The session's learned model saved as `pictorank train` saves one, with its ONNX exports
+    (int8) and the shipped vocabulary."""
+    import copy
+
+    from pictorank.encoders import Quantization
+
+    ranker = copy.copy(small_learned)
+    ranker.quantization = Quantization.parse("int8")
+    directory = tmp_path_factory.mktemp("learned-onnx") / "model"
+    options = sorted({o for p in val_puzzles[:SMALL_STOP_ROWS] for o in p.options})
+    ranker.save(directory, vocabulary=(sorted(vocab.descriptions.values()), options))
+    return directory

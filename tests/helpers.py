@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 import zlib
@@ -156,3 +157,23 @@ def serving(args: Sequence[str], log: Path, env: dict[str, str] | None = None,
         yield server
     finally:
         stop_process(process)
+
+
+@contextmanager
+def in_thread(app: Any, options: dict[str, Any]) -> Iterator[str]:
+    """`app` behind a real uvicorn in a thread of this process, started with `options` (what
+    `pictorank serve` passes, pictorank.api.serve.uvicorn_options); yields "host:port"."""
+    import uvicorn
+
+    server = uvicorn.Server(uvicorn.Config(app, **options))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
+        time.sleep(0.05)
+    try:
+        yield f"{options['host']}:{options['port']}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)

@@ -117,16 +117,6 @@ def test_versions_are_checked_on_load(exports, tmp_path):
 # -- a learned model saved with its export --------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def saved_int8(small_learned, vocab, val_puzzles, tmp_path_factory) -> Path:
-    ranker = copy.copy(small_learned)
-    ranker.quantization = Quantization.parse("int8")
-    directory = tmp_path_factory.mktemp("learned-onnx") / "model"
-    options = sorted({o for p in val_puzzles[:SMALL_STOP_ROWS] for o in p.options})
-    ranker.save(directory, vocabulary=(sorted(vocab.descriptions.values()), options))
-    return directory
-
-
 def test_the_saved_model_runs_on_onnx_without_torch_vectors(saved_int8, encoder):
     config = json.loads((saved_int8 / "ranker.json").read_text())
     assert config["runtime"]["quantization"] == "int8" and "onnx/base/model.onnx" in config["files"]

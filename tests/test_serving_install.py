@@ -72,17 +72,6 @@ def test_a_serving_install_reads_a_shipped_fit_with_the_training_versions_it_rec
     assert artifacts.fit_versions(made_with)["torch"] == "9.9"  # a training install fits again instead
 
 
-@pytest.fixture(scope="module")
-def saved_int8(small_learned, vocab, val_puzzles, tmp_path_factory) -> Path:
-    """The session's learned model saved as `pictorank train` saves one, with its ONNX exports."""
-    ranker = copy.copy(small_learned)
-    ranker.quantization = Quantization.parse("int8")
-    directory = tmp_path_factory.mktemp("served") / "model"
-    options = sorted({o for p in val_puzzles[:SMALL_STOP_ROWS] for o in p.options})
-    ranker.save(directory, vocabulary=(sorted(vocab.descriptions.values()), options))
-    return directory
-
-
 @pytest.mark.slow
 def test_the_service_given_a_model_folder_never_imports_torch(saved_int8, tmp_path):
     code = (

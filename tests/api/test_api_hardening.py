@@ -25,7 +25,7 @@ import pytest
 import uvicorn
 from fastapi.exceptions import RequestValidationError
 from fastapi.testclient import TestClient
-from helpers import free_port
+from helpers import free_port, in_thread
 
 from pictorank.api.app import create_app
 from pictorank.api.errors import validation_error_handler
@@ -113,17 +113,8 @@ def live_server(api_service) -> Iterator[str]:
     """The app behind a real uvicorn (in a thread, over the session's service) with a 1 s body
     timeout and a 1 s keep-alive timeout, both given as the service's settings."""
     settings = Settings(body_timeout=1.0, keep_alive_timeout=1, port=free_port())
-    options = uvicorn_options(settings)
-    server = uvicorn.Server(uvicorn.Config(create_app(settings, service=api_service), **options))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
-        time.sleep(0.05)
-    yield f"{settings.host}:{settings.port}"
-    server.should_exit = True
-    thread.join(timeout=30)
+    with in_thread(create_app(settings, service=api_service), uvicorn_options(settings)) as address:
+        yield address
 
 
 def _connect(address: str) -> socket.socket:

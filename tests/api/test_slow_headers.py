@@ -17,7 +17,7 @@ from typing import Iterator
 import httpx
 import pytest
 import uvicorn
-from helpers import DATA, free_port, serving
+from helpers import DATA, free_port, in_thread, serving
 
 from pictorank.api.app import create_app
 from pictorank.api.serve import uvicorn_options
@@ -33,16 +33,8 @@ STALLED = [b"", b"GET /hea", b"GET /\r\n", b"POST /rank HTTP/1.1\r\nHost: x\r\nC
 def live_server(api_service) -> Iterator[str]:
     """uvicorn in a thread over the session's service: a 1 s header timeout, 8 connections."""
     settings = Settings(header_timeout=1.0, max_connections=8, port=free_port())
-    server = uvicorn.Server(uvicorn.Config(create_app(settings, service=api_service), **uvicorn_options(settings)))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
-        time.sleep(0.05)
-    yield f"http://{settings.host}:{settings.port}"
-    server.should_exit = True
-    thread.join(timeout=30)
+    with in_thread(create_app(settings, service=api_service), uvicorn_options(settings)) as address:
+        yield f"http://{address}"
 
 
 def _open(url: str, first: bytes) -> socket.socket:
