@@ -2,7 +2,7 @@
 #   make demo   - venv + install, train models/default if needed, rank val with every method
 #                 (reports/val), write submission.csv for test with the learned model
 #   make test   - venv + install, check the import layers, run the test suite
-#   make test-fast - the same without the tests that load the real model (seconds)
+#   make test-fast - the same without the tests that load the real model (under two minutes)
 #   make image-test - build the serving image with buildah and check it over HTTP (docs/deploy.md)
 PYTHON ?= python3
 VENV   := .venv
