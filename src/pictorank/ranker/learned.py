@@ -109,7 +109,7 @@ class LearnedRanker(Ranker):
 
     @property
     def encoder(self) -> Encoder:
-        """The base encoder (shared with the service for open-vocabulary search)."""
+        """The base encoder (its `base` space), as the unlearned rankers name theirs."""
         return self.extractor.base_encoder
 
     def encoders(self) -> list[Encoder]:
