@@ -255,3 +255,25 @@ def test_the_command_line_and_the_service_give_the_same_clues(
         assert [[p["id"] for p in s["pictograms"]] for s in printed["suggestions"]] == \
             [[p["id"] for p in s["pictograms"]] for s in served["suggestions"]], word
         assert [s["rank"] for s in printed["suggestions"]] == [s["rank"] for s in served["suggestions"]], word
+
+
+def test_suggest_and_evaluate_suggest_run_end_to_end_from_the_command_line(
+    clue_giver, clue_settings, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The two clue commands in a real run, over the session's fit (read back from its cache
+    folder, as a second run of the command reads the first's)."""
+    from pictorank.cli import main
+
+    monkeypatch.setenv("PICTORANK_CACHE_DIR", str(clue_settings.cache_dir))
+    common = ["--hints", str(data_dir / "hint_descriptions.csv"), "--train", str(clue_settings.suggest_train), "--quiet"]
+    assert main(["suggest", "--word", "sunflower", "--avoid", "rose", "tulip", "--top", "2", "--json", *common]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert 1 <= len(payload["suggestions"]) <= 2
+    first = payload["suggestions"][0]
+    assert first["options"] == 3 and all({"id", "description", "role", "reason"} <= set(p) for p in first["pictograms"])
+    val = tmp_path / "val.csv"
+    val.write_text("".join((data_dir / "val.csv").read_text(encoding="utf-8").splitlines(keepends=True)[:5]), encoding="utf-8")
+    assert main(["evaluate-suggest", "--input", str(val), "--guesser", "cosine", *common]) == 0
+    out = capsys.readouterr().out
+    assert "main idea" in out and "seed" in out and "cosine" in out

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -55,25 +54,6 @@ def _slice(source: Path, path: Path, rows: int) -> Path:
     lines = source.read_text(encoding="utf-8").splitlines(keepends=True)
     path.write_text("".join(lines[: rows + 1]), encoding="utf-8")
     return path
-
-
-def test_suggest_and_evaluate_run_end_to_end(
-    monkeypatch: pytest.MonkeyPatch, base_model: object, data_dir: Path, tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    monkeypatch.setattr(encoder_module, "load_base_model", lambda: base_model)
-    train = _slice(data_dir / "train.csv", tmp_path / "train.csv", 200)
-    common = ["--hints", str(data_dir / "hint_descriptions.csv"), "--train", str(train), "--cache-dir",
-              str(tmp_path / "cache"), "--quiet"]
-    assert main(["suggest", "--word", "sunflower", "--avoid", "rose", "tulip", "--top", "2", "--json", *common]) == 0
-    payload = json.loads(capsys.readouterr().out)
-    assert 1 <= len(payload["suggestions"]) <= 2
-    first = payload["suggestions"][0]
-    assert first["options"] == 3 and all({"id", "description", "role", "reason"} <= set(p) for p in first["pictograms"])
-    val = _slice(data_dir / "val.csv", tmp_path / "val.csv", 4)
-    assert main(["evaluate-suggest", "--input", str(val), "--guesser", "cosine", *common]) == 0
-    out = capsys.readouterr().out
-    assert "main idea" in out and "seed" in out and "cosine" in out
 
 
 def test_evaluate_suggest_names_a_row_it_cannot_clue_before_any_work(
