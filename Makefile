@@ -53,11 +53,14 @@ report: install
 lint-imports: install
 	$(BIN)/lint-imports
 
+# One worker per core; tests that share a costly fixture run on one worker (tests/conftest.py).
+PYTEST := $(BIN)/python -m pytest -q -n auto --dist loadgroup
+
 test: lint-imports
-	$(BIN)/python -m pytest -q
+	$(PYTEST)
 
 test-fast: lint-imports
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(PYTEST) -m "not slow"
 
 # The serving image built with buildah over a Debian base and checked over HTTP (scripts/image_test.sh);
 # it serves $(MODEL), trained first when missing (not retrained), and compares its rankings with the same model here.
