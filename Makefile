@@ -20,11 +20,12 @@ REPORT := reports/val
 install: $(STAMP)
 
 # Everything: serving, the `train` extra (torch==2.13.0 pinned: the CPU build on this machine's
-# disk; pip would otherwise fetch a CUDA build of several GB) and the test tools.
+# disk; pip would otherwise fetch a CUDA build of several GB) and the test tools. --no-compile:
+# Python compiles the modules it imports on first use, instead of pip compiling every module.
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[train,test]'
+	$(BIN)/python -m pip install --quiet --no-compile -e '.[train,test]'
 	touch $@
 
 # The default learned model is retrained only when the training files or the modules it is made
