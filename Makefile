@@ -55,7 +55,7 @@ lint-imports: install
 	$(BIN)/lint-imports
 
 # One worker per core; tests that share a costly fixture run on one worker (tests/conftest.py).
-PYTEST := $(BIN)/python -m pytest -q -n auto
+PYTEST := $(BIN)/python -m pytest -q -n auto --dist loadgroup
 
 test: lint-imports
 	$(PYTEST)

@@ -26,43 +26,27 @@ from helpers import DATA, NO_CLUE_TRAINING, SMALL_STOP_ROWS, SMALL_TRAIN_ROWS
 os.environ["PICTORANK_SUGGEST_TRAIN"] = str(NO_CLUE_TRAINING)
 
 
+# Session fixtures that take a while to build: under pytest-xdist (`-n 2 --dist loadgroup`, as
+# `make test` runs) the tests that share one go to the same worker, so it is built once.
+SHARED_FIXTURES = {"clue_giver": "clue-giver", "clue_settings": "clue-giver", "small_tables": "small-learned"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark `slow` every test whose fixtures include the real model."""
+    """Mark `slow` every test whose fixtures include the real model, and give each slow test an
+    xdist group: the group of the costly session fixture it shares, else its module (whose
+    module-scoped fixtures are then built once). Fast tests spread freely over the workers."""
     for item in items:
-        if "base_model" in getattr(item, "fixturenames", ()):
+        fixtures = getattr(item, "fixturenames", ())
+        if "base_model" in fixtures:
             item.add_marker(pytest.mark.slow)
-
-
-# `make test` runs the suite on every core with pytest-xdist. Each worker builds the session
-# fixtures it needs, so the modules that share a costly one run on one worker: it is then built
-# once per run. A module missing here still passes, at the price of a second build.
-SHARED_FIXTURE_MODULES = {
-    "clue-giver": (  # tests/api/conftest.py's clue_giver: a clue model fitted on a slice of train
-        "tests/api/test_api_schemathesis.py", "tests/api/test_clue_rounds_api.py",
-        "tests/api/test_game_browser.py", "tests/api/test_suggest_api.py",
-    ),
-    "small-learned": (  # small_tables / small_learned / saved_int8 below
-        "tests/api/test_rank_explain_api.py", "tests/api/test_serve_default_model.py",
-        "tests/ranker/test_fallback.py", "tests/ranker/test_learned.py",
-        "tests/ranker/test_learned_explain_calibration.py", "tests/test_onnx_encoder.py",
-        "tests/test_serving_install.py", "tests/train/test_pipeline.py", "tests/train/test_transfer.py",
-    ),
-}
-_GROUP_OF_MODULE = {module: group for group, modules in SHARED_FIXTURE_MODULES.items() for module in modules}
-
-
-def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    """pytest-xdist's scheduling by module (`--dist loadscope`), with the modules of
-    SHARED_FIXTURE_MODULES as one unit each. (`--dist loadgroup` with `xdist_group` marks would
-    say the same, but it does not group under pytest 9.2: pytest-xdist issue 1386.)"""
-    from xdist.scheduler import LoadScopeScheduling
-
-    class SharedFixtureScheduling(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            module = nodeid.split("::", 1)[0]
-            return _GROUP_OF_MODULE.get(module, module)
-
-    return SharedFixtureScheduling(config, log)
+        if item.get_closest_marker("xdist_group"):
+            continue
+        group = next((g for name, g in SHARED_FIXTURES.items() if name in fixtures), None)
+        if group is None and item.get_closest_marker("slow"):
+            group = item.nodeid.split("::")[0]
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(autouse=True)
