@@ -54,14 +54,11 @@ report: install
 lint-imports: install
 	$(BIN)/lint-imports
 
-# One worker per core; tests that share a costly fixture run on one worker (tests/conftest.py).
-PYTEST := $(BIN)/python -m pytest -q -n auto --dist loadgroup
-
 test: lint-imports
-	$(PYTEST)
+	$(BIN)/python -m pytest -q
 
 test-fast: lint-imports
-	$(PYTEST) -m "not slow"
+	$(BIN)/python -m pytest -q -m "not slow"
 
 # The serving image built with buildah over a Debian base and checked over HTTP (scripts/image_test.sh);
 # it serves $(MODEL), trained first when missing (not retrained), and compares its rankings with the same model here.

@@ -26,27 +26,11 @@ from helpers import DATA, NO_CLUE_TRAINING, SMALL_STOP_ROWS, SMALL_TRAIN_ROWS
 os.environ["PICTORANK_SUGGEST_TRAIN"] = str(NO_CLUE_TRAINING)
 
 
-# Session fixtures that take a while to build: under pytest-xdist (`-n 2 --dist loadgroup`, as
-# `make test` runs) the tests that share one go to the same worker, so it is built once.
-SHARED_FIXTURES = {"clue_giver": "clue-giver", "clue_settings": "clue-giver", "small_tables": "small-learned"}
-
-
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark `slow` every test whose fixtures include the real model, and give each slow test an
-    xdist group: the group of the costly session fixture it shares, else its module (whose
-    module-scoped fixtures are then built once). Fast tests spread freely over the workers."""
+    """Mark `slow` every test whose fixtures include the real model."""
     for item in items:
-        fixtures = getattr(item, "fixturenames", ())
-        if "base_model" in fixtures:
+        if "base_model" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.slow)
-        if item.get_closest_marker("xdist_group"):
-            continue
-        group = next((g for name, g in SHARED_FIXTURES.items() if name in fixtures), None)
-        if group is None and item.get_closest_marker("slow"):
-            group = item.nodeid.split("::")[0]
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(autouse=True)

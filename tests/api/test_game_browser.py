@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 from helpers import serving
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("clue-giver")]  # shares the clue-giver fit
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 CHROMIUM = Path(os.environ.get("PICTORANK_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
