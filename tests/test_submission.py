@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pictorank.errors import DataError
-from pictorank.puzzles import Puzzle, load_puzzles
+from pictorank.puzzles import Puzzle, is_blank, load_puzzles
 from pictorank.submission import validate_submission, write_submission
 
 
@@ -111,12 +111,12 @@ def test_a_file_size_limit_while_writing_is_one_line(tmp_path: Path) -> None:
 
 
 # Options as the task may give them: spaces, quotes, commas, non-ASCII; never '|' (refused on
-# load) nor control characters.
+# load), control characters, or nothing visible (blank under Unicode's definition, refused on load).
 OPTION = st.text(
     alphabet=st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="|"),
     min_size=1,
     max_size=12,
-).filter(lambda s: s.strip() != "")
+).filter(lambda s: not is_blank(s))
 
 
 @st.composite
