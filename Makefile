@@ -55,10 +55,10 @@ lint-imports: install
 	$(BIN)/lint-imports
 
 test: lint-imports
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto
 
 test-fast: lint-imports
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -n auto -m "not slow"
 
 # The serving image built with buildah over a Debian base and checked over HTTP (scripts/image_test.sh);
 # it serves $(MODEL), trained first when missing (not retrained), and compares its rankings with the same model here.

@@ -8,6 +8,7 @@ marked slow and still tries to load the model fails, which keeps the marker hone
 
 from __future__ import annotations
 
+import collections
 import os
 from pathlib import Path
 
@@ -31,6 +32,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "base_model" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.slow)
+    _give_each_test_its_own_id(items)
+    _check_shared_fixture_groups(items)
 
 
 @pytest.fixture(autouse=True)
@@ -146,3 +149,79 @@ def saved_int8(small_learned, vocab, val_puzzles, tmp_path_factory) -> Path:
     options = sorted({o for p in val_puzzles[:SMALL_STOP_ROWS] for o in p.options})
     ranker.save(directory, vocabulary=(sorted(vocab.descriptions.values()), options))
     return directory
+
+
+# -- running on several cores (pytest-xdist) --------------------------------------------------
+#
+# `make test` spreads the suite over every core with pytest-xdist. Each worker is its own process
+# with its own session fixtures, so a costly fixture used by modules on two workers is built
+# twice. The modules sharing one are therefore sent to one worker as a group; every other module
+# is a group of its own. (pytest-xdist's `--dist loadgroup` marks do not group under pytest 9,
+# hence a scheduler of our own.) `pytest_collection_modifyitems` below refuses a module that uses
+# a shared fixture without being listed with it, so the list cannot silently go stale.
+
+SHARED_FIXTURE_GROUPS: dict[str, tuple[str, frozenset[str]]] = {
+    "clue-giver": ("clue_giver", frozenset({
+        "tests/api/test_api_schemathesis.py",
+        "tests/api/test_clue_rounds_api.py",
+        "tests/api/test_game_browser.py",
+        "tests/api/test_suggest_api.py",
+    })),
+    "small-learned": ("small_tables", frozenset({
+        "tests/api/test_rank_explain_api.py",
+        "tests/api/test_serve_default_model.py",
+        "tests/ranker/test_fallback.py",
+        "tests/ranker/test_learned.py",
+        "tests/ranker/test_learned_explain_calibration.py",
+        "tests/test_onnx_encoder.py",
+        "tests/test_serving_install.py",
+        "tests/train/test_pipeline.py",
+        "tests/train/test_transfer.py",
+    })),
+}
+
+
+def _give_each_test_its_own_id(items: list[pytest.Item]) -> None:
+    """schemathesis names all its generated tests (one per operation) by one node id; pytest-xdist
+    sends tests to workers by node id, so all but one operation would silently go untested. Each
+    such test gets its operation appended, as pytest's own parametrize does."""
+    seen = collections.Counter(item.nodeid for item in items)
+    for item in items:
+        if seen[item.nodeid] > 1 and "[" in item.name and item.id.params is None:
+            # pytest 9 keeps a node id as a structured NodeId, with no public setter.
+            item._id = item.id.with_params(item.name[item.name.index("[") + 1 : -1])
+    repeated = [nodeid for nodeid, count in collections.Counter(item.nodeid for item in items).items() if count > 1]
+    if repeated:
+        raise pytest.UsageError(f"tests share a node id, so pytest-xdist would run one of them: {repeated[0]}")
+
+
+def _group_of(module: str) -> str:
+    """The scheduling group of a test module: its shared fixture's group, or the module itself."""
+    for group, (_, modules) in SHARED_FIXTURE_GROUPS.items():
+        if module in modules:
+            return group
+    return module
+
+
+def _check_shared_fixture_groups(items: list[pytest.Item]) -> None:
+    """A module that uses a shared fixture must be in that fixture's group (else two workers
+    would each build it, and the suite silently slows down)."""
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        for group, (fixture, modules) in SHARED_FIXTURE_GROUPS.items():
+            if fixture in getattr(item, "fixturenames", ()) and module not in modules:
+                raise pytest.UsageError(
+                    f"{module} uses the session fixture {fixture!r}: add it to the {group!r} group "
+                    "in tests/conftest.py SHARED_FIXTURE_GROUPS")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """Load-balance by group (see SHARED_FIXTURE_GROUPS): a group runs on one worker, in order."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedFixtureScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _group_of(nodeid.split("::", 1)[0])
+
+    return SharedFixtureScheduling(config, log)
