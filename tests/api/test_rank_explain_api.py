@@ -49,7 +49,8 @@ def test_cosine_explanations_are_each_hints_similarity(real_client, real_service
         assert e["groups"] == {"similarity": pytest.approx(score, abs=1e-4)}
         expected = encoder.encode([e["option"]]) @ encoder.encode(["flower", "sun"]).T
         assert [h["pull"] for h in e["hints"]] == pytest.approx(expected[0].tolist(), abs=1e-4)
-    assert explanations[0]["summary"] == "sun + flower spell it; closest to 'flower'"
+    # cosine has no spelling group, so its sentence names only the closest hint
+    assert explanations[0]["summary"] == "closest to 'flower'"
 
 
 def test_learned_explanations_add_up_to_the_score(learned_client):
