@@ -467,3 +467,17 @@ def test_sigterm_while_writing_leaves_the_old_file_and_no_temporary_one(
     assert capsys.readouterr().err.strip() == "pictorank: terminated"
     assert output.read_text() == "the user's file\n"
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_model_folders_are_named_by_their_short_names_in_tables() -> None:
+    from pictorank.cli import model_labels
+    from pictorank.evaluation import evaluate_rankings, format_table
+    from pictorank.puzzles import Puzzle
+
+    labels = model_labels(["/tmp/runs/a/model", "/tmp/runs/b/model/", "/tmp/x/model-default", "runs/cosine"], ["cosine"])
+    assert labels == {"/tmp/runs/a/model": "a/model", "/tmp/runs/b/model/": "b/model",
+                      "/tmp/x/model-default": "model-default", "runs/cosine": "runs/cosine"}
+    puzzles = [Puzzle("p1", 1, (1,), ("seal", "rose"), "seal")]
+    result = evaluate_rankings(puzzles, [["seal", "rose"]])
+    lines = format_table({"cosine": result, "a-model-folder-with-a-name-of-forty-chars": result}).splitlines()
+    assert len({len(line) for line in lines}) == 1  # every row as wide as the header: columns aligned

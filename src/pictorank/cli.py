@@ -146,7 +146,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     ranker = build_ranker(args)
     rankings, seconds = _timed_rank(args, ranker, puzzles, vocab)
     result = evaluate_rankings(puzzles, rankings)
-    name = args.model or ranker.method
+    name = model_labels([args.model])[args.model] if args.model else ranker.method
     if args.json:
         payload = {"method": ranker.method, "model": args.model, "input": str(args.input), "seconds": seconds}
         payload.update({k: v for k, v in result.items() if k != "ranks"})
@@ -182,15 +182,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
     encoder = build_encoder(args)  # one model load and one cache for every base-model method
     rankers = {m: make_ranker(m, encoder=encoder) for m in args.methods or ()}
     settings = _settings(args)
-    rankers.update({d: load_ranker(d, encoder=encoder, runtime=settings.encoder_runtime, threads=settings.onnx_threads)
+    labels = model_labels(args.models or (), args.methods or ())
+    rankers.update({labels[d]: load_ranker(d, encoder=encoder, runtime=settings.encoder_runtime, threads=settings.onnx_threads)
                     for d in args.models or ()})
+    against = labels.get(args.against, args.against)
     if not rankers:
         raise UsageError("nothing to compare: give --methods and/or --models")
     rankings, seconds = {}, {}
     for name, ranker in rankers.items():
         rankings[name], seconds[name] = _timed_rank(args, ranker, puzzles, vocab)
     results = {name: evaluate_rankings(puzzles, r) for name, r in rankings.items()}
-    paired = compare_with_reference({name: res["ranks"] for name, res in results.items()}, args.against)
+    paired = compare_with_reference({name: res["ranks"] for name, res in results.items()}, against)
     if args.json:  # the shape of the report's metrics.json: methods by name, then the paired list
         methods = {name: {k: v for k, v in res.items() if k != "ranks"} for name, res in results.items()}
         print(json.dumps({"methods": methods, "paired": [c.to_dict() for c in paired]}, indent=2))
@@ -201,8 +203,26 @@ def cmd_compare(args: argparse.Namespace) -> int:
                   "bootstrap intervals of the Hits@1 and score differences)\n")
             print(format_comparisons(paired))
     if args.report:
-        _write_report(args, puzzles, rankings, vocab, seconds, against=args.against)
+        _write_report(args, puzzles, rankings, vocab, seconds, against=against)
     return 0
+
+
+def model_labels(models: Sequence[str], methods: Sequence[str] = ()) -> dict[str, str]:
+    """Each model folder's name in tables and reports: its folder's own name
+    (`/tmp/runs/model-default` -> `model-default`), with as many parent folders as it takes to
+    tell it from the other folders and the methods. A whole path would break the table's columns."""
+    parts = {model: Path(os.path.abspath(model)).parts for model in models}  # "." and "dir/" have names too
+    labels = {}
+    for model, own in parts.items():
+        others = [p for m, p in parts.items() if p != own]
+        for k in range(1, len(own) + 1):
+            label = "/".join(own[-k:])
+            if label not in methods and all("/".join(p[-k:]) != label for p in others):
+                break
+        else:
+            label = model
+        labels[model] = label
+    return labels
 
 
 def _check_against(args: argparse.Namespace) -> None:

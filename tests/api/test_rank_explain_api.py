@@ -49,7 +49,8 @@ def test_cosine_explanations_are_each_hints_similarity(real_client, real_service
         assert e["groups"] == {"similarity": pytest.approx(score, abs=1e-4)}
         expected = encoder.encode([e["option"]]) @ encoder.encode(["flower", "sun"]).T
         assert [h["pull"] for h in e["hints"]] == pytest.approx(expected[0].tolist(), abs=1e-4)
-    assert explanations[0]["summary"] == "sun + flower spell it; closest to 'flower'"
+    # cosine has no spelling group, so its sentence names only the closest hint
+    assert explanations[0]["summary"] == "closest to 'flower'"
 
 
 def test_learned_explanations_add_up_to_the_score(learned_client):
@@ -109,3 +110,18 @@ def test_hints_carry_icon_urls_and_health_names_the_model(api_client):
     assert all(h["icon"] == f"/hints/{h['id']}/icon?v={h['icon'].rsplit('=', 1)[1]}" for h in hints)
     health = api_client.get("/health").json()
     assert health["status"] == "ok" and health["model"].startswith("cosine")
+
+
+def test_none_of_these_is_a_new_field_for_given_options_only(api_client):
+    from pictorank.api.schemas import RankResponse
+
+    body = api_client.post("/rank", json=CLUE).json()
+    assert set(body) == set(RankResponse.model_fields)
+    assert set(body) - {"none_of_these"} == {"ranking", "answer", "scores", "model", "mode", "confidence", "explanations"}
+    assert 0.0 <= body["none_of_these"] <= 1.0
+    # the clue's own words among the options make its absence less likely than unrelated words do
+    present = api_client.post("/rank", json={"hint_texts": ["flower", "sun"], "options": ["flower; sun", "hammer", "river"]}).json()
+    absent = api_client.post("/rank", json={"hint_texts": ["flower", "sun"], "options": ["hammer", "river", "car"]}).json()
+    assert present["none_of_these"] < absent["none_of_these"]
+    open_vocabulary = api_client.post("/rank", json={"hint_texts": ["animal", "water"], "top_k": 5}).json()
+    assert open_vocabulary["none_of_these"] is None

@@ -189,3 +189,29 @@ def test_method_names_are_drawn_as_typed(tmp_path: Path, monkeypatch, name: str)
         close(fig)
     assert len(legends) == len(PLOTS)
     assert all([label.replace("\\$", "$") for label in labels] == [name] for labels in legends)
+
+
+def test_legends_stand_outside_every_plot_and_hide_no_value_label(tmp_path: Path, monkeypatch):
+    """Each figure's method legend overlaps no plot (so no bar and no value label) and stays in the figure."""
+    from pictorank.evaluation import report
+
+    checked: list[str] = []
+
+    def check(fig, path: Path) -> None:
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        [legend] = fig.legends
+        box = legend.get_window_extent(renderer)
+        labels = [text.get_window_extent(renderer) for ax in fig.axes for text in ax.texts]
+        assert labels, "the plots carry value labels"
+        for other in [ax.get_window_extent(renderer) for ax in fig.axes if ax.get_visible()] + labels:
+            assert not box.overlaps(other), (path.name, box, other)
+        assert box.x1 <= fig.bbox.x1 + 1 and box.y1 <= fig.bbox.y1 + 1, path.name
+        checked.append(path.name)
+        original_save(fig, path)
+
+    original_save = report._save
+    monkeypatch.setattr(report, "_save", check)
+    names = {"good": GOOD, "bad": BAD, "a-rather-long-model-name": GOOD}
+    write_report(tmp_path / "report", PUZZLES, names, VOCAB, {"input": "val.csv"})
+    assert sorted(checked) == sorted(PLOTS)

@@ -32,10 +32,20 @@ def test_spelling_words(option, hints, words):
 
 
 def test_summary_says_what_spells_it_and_which_hint_is_closest():
-    assert summary_sentence("sunflower", ["flower, blossom", "sun"], [0.9, 0.4]) == "sun + flower spell it; closest to 'flower'"
+    assert summary_sentence("sunflower", ["flower, blossom", "sun"], [0.9, 0.4], spelling=0.3) == "sun + flower spell it; closest to 'flower'"
     assert summary_sentence("flower", ["flower", "sun"], [0.9, 0.4]) == "closest to 'flower'"  # the word itself spells nothing new
     assert summary_sentence("river", ["flower", "sun"], [-0.2, -0.1]) == "nothing in the clue pulls it up much"
     assert summary_sentence("card", ["card", "money"], [0.5, 0.1], taught=True).endswith("train clues like this one point to it")
+
+
+def test_summary_names_no_reason_whose_contribution_is_not_positive():
+    # spelled, but the spelling group pulled it down (or the ranker has no spelling group)
+    assert summary_sentence("sunflower", ["flower", "sun"], [0.9, 0.4], spelling=-0.05) == "closest to 'flower'"
+    assert summary_sentence("sunflower", ["flower", "sun"], [0.9, 0.4]) == "closest to 'flower'"
+    assert summary_sentence("sunflower", ["flower", "sun"], [-0.1, -0.2], spelling=-0.05) == "nothing in the clue pulls it up much"
+    names = ["base_cos_joined", "lex_cover", "assoc_pmi_max"]
+    e = learned_explanation("sunflower", ("flower", "sun"), names, np.array([0.4, -0.05, 0.1, -1.0]), np.array([0.6, 0.2]))
+    assert e.summary == "closest to 'flower'"
 
 
 def test_similarity_explanation_reports_each_hints_cosine():

@@ -93,3 +93,27 @@ def test_explaining_changes_neither_the_ranking_nor_its_confidence(small_learned
         assert ranking.options == ranking2.options and ranking.confidence == pytest.approx(ranking2.confidence)
         assert ranking.explanations == [] and len(ranking2.explanations) == min(3, len(ranking.options))
         assert 0.0 <= ranking.confidence <= 1.0
+
+
+EXPLAINED_PUZZLES = 200
+
+
+def test_every_reason_a_sentence_names_has_a_positive_contribution(small_learned, vocab, val_puzzles):
+    """On 200 val puzzles (the held-out slice first), each explanation's sentence agrees with its
+    numbers: 'spell it' only with a positive spelling group, 'closest to X' only with a positive
+    pull of X, the training clues only with a positive train_clues group."""
+    from pictorank.ranker.explain import _short
+
+    puzzles = (val_puzzles[SMALL_STOP_ROWS:] + val_puzzles[:SMALL_STOP_ROWS])[:EXPLAINED_PUZZLES]
+    named = 0
+    for query, ranking in zip(to_queries(puzzles, vocab), small_learned.rank(to_queries(puzzles, vocab), explain=10)):
+        for e in ranking.explanations:
+            if "spell it" in e.summary:
+                assert e.groups["spelling"] > 0, e
+            if "train clues" in e.summary:
+                assert e.groups["train_clues"] > 0, e
+            for i, hint in enumerate(query.hints):
+                if f"closest to '{_short(hint)}'" in e.summary:
+                    assert max(e.pulls) > 0 and e.pulls[int(np.argmax(e.pulls))] > 0, e
+                    named += 1
+    assert named > 0

@@ -115,7 +115,8 @@ def create_app(settings: Settings | None = None, service: RankingService | None 
     app.state.clues = clues
     # The game's puzzles are small and load in milliseconds, so they load here, not in the lifespan.
     key = settings.game_key.get_secret_value().encode("utf-8") if settings.game_key else None
-    app.state.game = GamePuzzles.load(Path(settings.game_puzzles), Path(settings.hints), key)
+    app.state.game = GamePuzzles.load(Path(settings.game_puzzles), Path(settings.hints), key,
+                                      family_safe=settings.game_family_safe)
     app.state.icons = IconStore.load(settings.hint_icons, Path(settings.hints))  # small files: quick to read
     app.state.metrics = Metrics()
     app.add_exception_handler(StarletteHTTPException, http_error_handler)

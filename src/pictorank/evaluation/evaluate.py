@@ -39,11 +39,12 @@ def evaluate_rankings(puzzles: Sequence[Puzzle], rankings: Sequence[Sequence[str
 def format_table(results: dict[str, dict]) -> str:
     """A plain-text table of several methods' evaluations, overall and per subtask."""
     names = ["score", "hits@10", "ndcg@10", "hits@1", "mrr"]
-    header = f"{'method':<22} {'subset':<10} {'rows':>5} " + " ".join(f"{n:>8}" for n in names)
+    width = max([22, *(len(method) for method in results)])  # a long name widens the column, never shifts a row
+    header = f"{'method':<{width}} {'subset':<10} {'rows':>5} " + " ".join(f"{n:>8}" for n in names)
     lines = [header, "-" * len(header)]
     for method, result in results.items():
         subsets = [("all", result["overall"])] + [(f"subtask {s}", m) for s, m in result["by_subtask"].items()]
         for label, metrics in subsets:
             values = " ".join(f"{metrics[n]:>8.4f}" for n in names)
-            lines.append(f"{method:<22} {label:<10} {metrics['rows']:>5} {values}")
+            lines.append(f"{method:<{width}} {label:<10} {metrics['rows']:>5} {values}")
     return "\n".join(lines)

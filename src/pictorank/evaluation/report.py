@@ -162,6 +162,26 @@ def _legend_labels(names: Sequence[str]) -> list[str]:
     return [name.replace("$", r"\$") for name in names]
 
 
+def _legend_outside(fig, handles: list, names: Sequence[str]) -> None:
+    """The methods' legend to the right of every plot, never over a bar or its value label: the
+    figure widens by the legend's width."""
+    legend = fig.legend(handles, _legend_labels(names), loc="upper left", bbox_to_anchor=(1.0, 0.98),
+                        title="method", fontsize=8, title_fontsize=8, frameon=False)
+    fig.canvas.draw()
+    extra = legend.get_window_extent().width / fig.dpi + 0.1
+    width, height = fig.get_size_inches()
+    fig.set_size_inches(width + extra, height)
+    fig.subplots_adjust(left=fig.subplotpars.left * width / (width + extra),
+                        right=fig.subplotpars.right * width / (width + extra))
+    legend.set_bbox_to_anchor((width / (width + extra), 0.98))
+
+
+def _save(fig, path: Path) -> None:
+    """Write the figure (the legend included) and free it."""
+    fig.savefig(path, dpi=100)
+    _pyplot().close(fig)
+
+
 def plot_metrics(metrics: dict[str, Any], path: Path) -> None:
     """Grouped bars of every metric per method: overall, then one panel per subtask."""
     plt = _pyplot()
@@ -186,12 +206,10 @@ def plot_metrics(metrics: dict[str, Any], path: Path) -> None:
         ax.set_xlabel("metric")
     for ax in list(axes.flat)[len(subsets) :]:
         ax.set_visible(False)
-    fig.legend(handles, _legend_labels(list(methods)), loc="upper right", ncol=max(len(methods), 1), title="method",
-               fontsize=9)
     fig.suptitle("Metrics per method (higher is better)", x=0.02, ha="left")
     fig.tight_layout(rect=(0, 0, 1, 0.93))
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    _legend_outside(fig, handles, list(methods))
+    _save(fig, path)
 
 
 def _position_group(position: str) -> str:
@@ -219,10 +237,9 @@ def plot_rank_histogram(metrics: dict[str, Any], path: Path) -> None:
     handles = _grouped_bars(ax, groups, series, "number of puzzles")
     ax.set_xlabel("position of the answer in the ranking (1 = ranked first; past 10 grouped by tens)")
     ax.set_title(f"Where the answer was ranked ({metrics['rows']} puzzles)")
-    ax.legend(handles, _legend_labels(list(series)), title="method", fontsize=8, title_fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    _legend_outside(fig, handles, list(series))
+    _save(fig, path)
 
 
 def plot_hits1_by(metrics: dict[str, Any], field: str, xlabel: str, path: Path) -> None:
@@ -237,10 +254,9 @@ def plot_hits1_by(metrics: dict[str, Any], field: str, xlabel: str, path: Path) 
     ax.set_ylim(0, 1.12)
     ax.set_xlabel(xlabel)
     ax.set_title(f"Hits@1 by {xlabel}")
-    ax.legend(handles, _legend_labels(list(series)), title="method", fontsize=8, title_fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    _legend_outside(fig, handles, list(series))
+    _save(fig, path)
 
 
 PLOTS = {

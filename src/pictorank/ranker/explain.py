@@ -85,7 +85,7 @@ def learned_explanation(
             pulls += _hint_allocation(name, len(hints), share) * float(value)
     groups["baseline"] = float(contributions[-1])
     taught = groups["train_clues"] > max(groups["similarity"], groups["spelling"], 0.0)
-    summary = summary_sentence(option, hints, tuple(pulls), taught=taught)
+    summary = summary_sentence(option, hints, tuple(pulls), taught=taught, spelling=groups["spelling"])
     pulls_out = tuple(float(p) for p in pulls)
     return Explanation(option, tuple(hints), pulls_out, {k: round(v, 6) for k, v in groups.items()}, summary)
 
@@ -125,13 +125,18 @@ def spelling_words(option: str, hints: Sequence[str]) -> list[str]:
     return sorted(words, key=lambda w: found[w])
 
 
-def summary_sentence(option: str, hints: Sequence[str], pulls: Sequence[float], taught: bool = False) -> str:
+def summary_sentence(
+    option: str, hints: Sequence[str], pulls: Sequence[float], taught: bool = False, spelling: float = 0.0
+) -> str:
     """'sun + flower spell it; closest to "flower"': what links the option to the clue, in a few
-    words. Spelling is said whenever the hint words spell the option (a fact a player can check),
-    whatever weight the ranker gave it; the numbers are in the groups."""
+    words. A sentence names a reason only when its contribution pulled the option up, so that it
+    never contradicts the numbers beside it: spelling when the hint words spell the option and
+    the spelling group's contribution (`spelling`) is positive (the unlearned rankers give none);
+    the closest hint when its pull is positive; the training clues when `taught` (the caller's
+    check that their positive contribution is the largest)."""
     parts = []
     spelled = spelling_words(option, hints)
-    if len(spelled) > 1 or (spelled and spelled[0] != option.lower()):
+    if spelling > 0 and (len(spelled) > 1 or (spelled and spelled[0] != option.lower())):
         parts.append(f"{' + '.join(spelled)} spell it")
     if len(pulls) and max(pulls) > 0:
         parts.append(f"closest to '{_short(hints[int(np.argmax(pulls))])}'")

@@ -22,3 +22,4 @@ class Ranking:
     scores: list[float]  # in the same order
     confidence: float | None = None  # P(first is the answer); None without a calibration
     explanations: list[Explanation] = field(default_factory=list)  # of the first `explain` options
+    none_of_these: float | None = None  # P(the answer is none of the options): set by the service

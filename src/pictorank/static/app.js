@@ -3,12 +3,18 @@
 // "Ask": the player builds a clue from GET /hints and ranks it with POST /rank, live as it changes;
 //        "Suggest a clue" fills the clue with pictorank's own for the player's word (POST /suggest).
 // "Clue": pictorank picks a secret word among a game puzzle's options and gives its clue
-//        (GET /clues/random; the word stays on the server until POST /clues/{id}/guess), or clues
-//        the player's own word (POST /suggest); the player guesses the word.
+//        (GET /clues/random; the word stays on the server until POST /clues/{id}/guess) and the
+//        player guesses it; or it shows its clue for the player's own word, with its reasons (POST /suggest).
 // Pictograms show their drawing (GET /hints/{id}/icon) when the vocabulary has one, else text only.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
+
+// A touch screen (no hover, or a coarse pointer) gets touch words; a keyboard gets key hints.
+const TOUCH = window.matchMedia("(hover: none), (pointer: coarse)").matches;
+document.documentElement.classList.toggle("touch", TOUCH);
+const NARROW = window.matchMedia("(max-width: 63.99rem)");  // the ranking comes under the clue, not beside it
+const KEYS_HINT = "keys 1-9 and 0 pick the first ten";
 
 // ---------------------------------------------------------------------------------------------
 // HTTP: every failure becomes an Error whose message is readable by a player.
@@ -97,14 +103,28 @@ function shortName(description) {
   return description.split(",")[0].trim();
 }
 
+const SLIGHT_PULL = 0.1;  // a pull under this share of the strongest one is "little effect"
+
+function pullWords(hints) {
+  // Each hint's pull in words, never the ranker's raw numbers: "flower pulls it up".
+  const strongest = Math.max(...hints.map((h) => Math.abs(h.pull)), 0);
+  return hints.map((h) => {
+    const name = shortName(h.hint);
+    if (strongest === 0 || Math.abs(h.pull) < SLIGHT_PULL * strongest) return el("span", { textContent: `${name}: little effect` });
+    return h.pull > 0 ? el("span", { className: "up", textContent: `${name} \u25b2 pulls it up` })
+      : el("span", { className: "down", textContent: `${name} \u25bc pulls it down` });
+  });
+}
+
 function renderWhy(container, explanations) {
-  // One line per ranked word: the service's sentence, then each hint's pull (+ up, - down).
+  // One line per ranked word: the service's sentence, then which way each hint pulled it.
   container.replaceChildren(...(explanations || []).map((e) => {
-    const pulls = e.hints.map((h) => `${shortName(h.hint)} ${h.pull >= 0 ? "+" : ""}${h.pull.toFixed(2)}`).join(" \u00b7 ");
+    const pulls = el("span", { className: "pulls" });
+    pullWords(e.hints).forEach((part, i) => pulls.append(...(i ? [" \u00b7 ", part] : [part])));
     const item = el("li", {}, [
       el("span", { className: "word", textContent: e.option }),
       el("span", { className: "summary", textContent: e.summary }),
-      el("span", { className: "pulls", textContent: pulls }),
+      pulls,
     ]);
     item.dataset.word = e.option;
     return item;
@@ -118,9 +138,23 @@ function confidenceText(confidence, word, past) {
   return past ? `pictorank was ${percent}% sure it is "${word}".` : `pictorank is ${percent}% sure it is "${word}".`;
 }
 
+function askConfidenceText(result) {
+  // Ask mode: the player typed the options and may have left the word out, so how sure pictorank
+  // is of its first word counts the chance that the word is none of them.
+  const top = result.ranking[0];
+  if (result.confidence === null || result.confidence === undefined) return "";
+  const none = result.none_of_these;
+  if (none === null || none === undefined) return confidenceText(result.confidence, top, false);
+  const sure = Math.round(result.confidence * (1 - none) * 100);
+  const missing = Math.round(none * 100);
+  const warning = none >= 0.5 ? ` Your word may well not be among your options (${missing}% chance).`
+    : ` (${missing}% chance your word is none of your options.)`;
+  return `pictorank is ${sure}% sure it is "${top}".${warning}`;
+}
+
 function renderChart(container, ranking, scores, marks) {
-  // Bars scale from the lowest to the highest shown score, so small differences stay visible
-  // whatever the ranker's score range (cosine similarities, learned scores...).
+  // Plain bars, no numbers: a ranker's raw scores mean nothing to a player. Bars scale from the
+  // lowest to the highest shown score, so small differences stay visible whatever the ranker.
   container.replaceChildren();
   const lo = Math.min(...scores);
   const hi = Math.max(...scores);
@@ -139,9 +173,10 @@ function renderChart(container, ranking, scores, marks) {
     }
     const fill = el("div", { className: "fill" });
     fill.style.width = `${(share * 100).toFixed(1)}%`;
-    const track = el("div", { className: "track" }, [fill, el("span", { className: "score", textContent: scores[i].toFixed(3) })]);
+    const track = el("div", { className: "track" }, [fill]);
     track.setAttribute("role", "img");
-    track.setAttribute("aria-label", `score ${scores[i].toFixed(3)}`);
+    track.setAttribute("aria-label", i === 0 ? "the longest bar: pictorank's first choice"
+      : `a bar ${Math.round(share * 100)} percent as long as the first`);
     row.append(el("span", { className: "rank", textContent: String(i + 1) }), label, track);
     container.append(row);
   });
@@ -161,7 +196,7 @@ function selectTab(tab) {
     $(t.getAttribute("aria-controls")).hidden = !selected;
   }
   if (tab.id === "tab-ask") ensureHints();
-  if (tab.id === "tab-give" && !secret) newSecret();
+  if (tab.id === "tab-give" && !$("give-clue").children.length) newSecret();
 }
 
 for (const tab of tabs) {
@@ -204,7 +239,7 @@ async function newPuzzle() {
   });
   $("options").replaceChildren(...buttons);
   setStatus($("guess-status"), `Puzzle ${puzzle.id}: ${puzzle.hints.length} pictograms, ${puzzle.options.length} options. ` +
-    "Pick the word (keys 1-9 and 0 pick the first ten).");
+    (TOUCH ? "Tap the word." : `Pick the word (${KEYS_HINT}).`));
 }
 
 async function guess(option) {
@@ -320,7 +355,8 @@ function addHint(hint) {
   setStatus($("ask-status"), `Added "${hint.description}" (#${clue.length}).`);
   $("hint-search").value = "";
   searchHints();
-  $("hint-search").focus();
+  if (TOUCH) document.activeElement.blur();  // no on-screen keyboard over the ranking
+  else $("hint-search").focus();
 }
 
 function moveHint(index, delta) {
@@ -336,7 +372,7 @@ function removeHint(index) {
   renderClue();
   scheduleRank();
   setStatus($("ask-status"), `Removed "${removed.description}".`);
-  $("hint-search").focus();
+  if (!TOUCH) $("hint-search").focus();
 }
 
 function renderClue() {
@@ -344,7 +380,7 @@ function renderClue() {
     const up = el("button", { type: "button", className: "secondary", textContent: "\u2191", disabled: i === 0 });
     up.setAttribute("aria-label", `Move "${hint.description}" earlier`);
     up.addEventListener("click", () => moveHint(i, -1));
-    const remove = el("button", { type: "button", className: "secondary remove", textContent: "\u00d7 Remove" });
+    const remove = el("button", { type: "button", className: "secondary remove", textContent: TOUCH ? "\u00d7" : "\u00d7 Remove" });
     remove.setAttribute("aria-label", `Remove "${hint.description}" from the clue`);
     remove.addEventListener("click", () => removeHint(i));
     return clueCard(hint, i, el("div", { className: "card-actions" }, [up, remove]));
@@ -391,7 +427,7 @@ async function rankClue() {
   const mode = result.mode === "open_vocabulary" ? "every word pictorank knows (no options given)" : `your ${left} options`;
   setStatus($("ask-status"), `Ranked ${mode}.`);
   $("ask-ranking-title").textContent = result.mode === "open_vocabulary" ? "pictorank's best guesses" : "pictorank's ranking of your options";
-  $("ask-confidence").textContent = confidenceText(result.confidence, result.ranking[0], false);
+  $("ask-confidence").textContent = askConfidenceText(result);
   renderChart($("ask-chart"), result.ranking, result.scores, null);
   addNotIt(result.ranking[0]);
   renderWhy($("ask-why"), result.explanations);
@@ -475,30 +511,24 @@ async function suggestForAsk() {
   clue = best.pictograms.map(asHint);
   excluded = [];
   renderClue();
-  rankClue();
+  const ranked = rankClue();
   const known = best.known ? " (a person's clue from the training data)" : "";
   setStatus(status, `pictorank's clue for "${result.word}": ${clueText(best)}${known}. ` +
     `Its guesser puts "${result.word}" at #${best.rank} of ${best.options} words.`);
   $("ask-suggest-status").dataset.word = result.word;
+  await ranked;
+  // The form is under the ranking on a narrow screen: bring the new clue and its ranking into view.
+  if (NARROW.matches) $("ask-clue-title").scrollIntoView({ block: "start" });
 }
 
 // ---------------------------------------------------------------------------------------------
 // Clue mode: pictorank gives the clue, the player guesses
 // ---------------------------------------------------------------------------------------------
 
-let secret = null;       // the round on screen: {round, options} when pictorank picked the word (it stays
-                         // on the server until the guess), {word, options, suggestion} for the player's own
+let secret = null;       // the round on screen, {round, options}: pictorank picked the word (it stays on the
+                         // server until the guess); null when none, or when it shows the player's own word's clue
 let giveAnswered = false;
 let giveSeq = 0;         // number of the latest round asked for: older replies are stale
-
-function shuffled(items) {
-  const out = items.slice();
-  for (let i = out.length - 1; i > 0; i -= 1) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [out[i], out[j]] = [out[j], out[i]];
-  }
-  return out;
-}
 
 async function newSecret() {
   // pictorank draws a puzzle, picks the secret word among its options and clues it.
@@ -534,9 +564,22 @@ async function clueOwnWord() {
     return;
   }
   if (seq !== giveSeq) return;
-  const [suggestion] = result.suggestions;
-  showGive({ word: result.word, options: shuffled([result.word, ...result.avoid]), suggestion },
-    suggestion.pictograms, `your word (with ${result.avoid.length} words pictorank knows near it)`);
+  showOwnClue(result.word, result.suggestions[0], result.avoid);
+}
+
+function showOwnClue(word, suggestion, rivals) {
+  // The player typed the word: nothing to guess, so pictorank shows its clue and its reasons at
+  // once, with how its guesser ranks the word among the known words nearest to it.
+  secret = null;
+  giveAnswered = true;
+  $("give-clue").replaceChildren(...suggestion.pictograms.map((p, i) => clueCard(asHint(p), i)));
+  const judged = suggestion.rank === 1 ? "first" : `at position ${suggestion.rank}`;
+  const known = suggestion.known ? " It is a person's clue from the training data." : "";
+  setStatus($("give-status"), `pictorank's clue for "${word}": ${clueText(suggestion)}. Its guesser puts "${word}" ` +
+    `${judged} of ${suggestion.options}, against the ${rivals.length} words pictorank knows nearest to it ` +
+    `(${rivals.slice(0, 5).join(", ")}${rivals.length > 5 ? ", ..." : ""}).${known}`);
+  renderGiveWhy(suggestion);
+  $("give-explain").hidden = false;
 }
 
 function resetGive(text) {
@@ -561,28 +604,25 @@ function showGive(round, pictograms, whose) {
     return button;
   }));
   setStatus($("give-status"), `pictorank's clue for ${whose}: ${pictograms.length} pictograms, ` +
-    `${round.options.length} words. Which is it? (keys 1-9 and 0 pick the first ten)`);
+    `${round.options.length} words. Which is it?` + (TOUCH ? " Tap it." : ` (${KEYS_HINT})`));
 }
 
 async function guessSecret(option) {
+  // The server says which word it was, and why the clue.
   if (!secret || giveAnswered) return;
   giveAnswered = true;
   const round = secret;
-  let { word, suggestion } = round;
-  if (round.round) {  // pictorank's word: the server says which it was, and why the clue
-    let verdict;
-    try {
-      verdict = await api("POST", `/clues/${encodeURIComponent(round.round)}/guess`, { guess: option });
-    } catch (err) {
-      if (secret !== round) return;
-      giveAnswered = false;  // let the player try again
-      setStatus($("give-status"), err.message, true);
-      return;
-    }
-    if (secret !== round) return;  // stale: a new round was drawn meanwhile
-    ({ answer: word, clue: suggestion } = verdict);
+  let verdict;
+  try {
+    verdict = await api("POST", `/clues/${encodeURIComponent(round.round)}/guess`, { guess: option });
+  } catch (err) {
+    if (secret !== round) return;
+    giveAnswered = false;  // let the player try again
+    setStatus($("give-status"), err.message, true);
+    return;
   }
-  showVerdict(option, word, suggestion);
+  if (secret !== round) return;  // stale: a new round was drawn meanwhile
+  showVerdict(option, verdict.answer, verdict.clue);
 }
 
 function showVerdict(option, word, suggestion) {
@@ -600,6 +640,12 @@ function showVerdict(option, word, suggestion) {
   verdict.append(el("span", { className: "help",
     textContent: ` With this clue pictorank's guesser puts "${word}" ${judged} of ${suggestion.options}.${known}` }));
   verdict.hidden = false;
+  renderGiveWhy(suggestion);
+  $("give-explain").hidden = false;
+  $("give-next").focus();
+}
+
+function renderGiveWhy(suggestion) {
   $("give-why").replaceChildren(...suggestion.pictograms.map((p) => {
     const item = el("li", {}, [
       el("span", { className: "word", textContent: shortName(p.description) }),
@@ -608,8 +654,6 @@ function showVerdict(option, word, suggestion) {
     item.dataset.hintId = String(p.id);
     return item;
   }));
-  $("give-explain").hidden = false;
-  $("give-next").focus();
 }
 
 $("give-new").addEventListener("click", newSecret);
@@ -636,6 +680,7 @@ document.addEventListener("keydown", (event) => {
 // Start
 // ---------------------------------------------------------------------------------------------
 
+if (TOUCH) $("hint-search-help").textContent = "Type to search, then tap a result to add it to the clue.";
 api("GET", "/ready").then((r) => { $("model-name").textContent = `Model: ${r.model}`; }).catch(() => {});
 renderClue();
 newPuzzle();

@@ -56,6 +56,7 @@ def _response(service: RankingService, puzzle: RankRequest, ranked: Ranking) -> 
         model=service.model_name,
         mode="options" if puzzle.options is not None else "open_vocabulary",
         confidence=ranked.confidence,
+        none_of_these=None if ranked.none_of_these is None else round(ranked.none_of_these, 4),
         explanations=explanation_bodies(ranked.explanations) if puzzle.explain else None,
     )
 
