@@ -119,16 +119,36 @@ def test_the_headers_of_a_later_request_on_a_kept_alive_connection_have_a_deadli
     assert time.monotonic() - started < 4  # the header timeout (1 s), not the keep-alive one (5 s)
 
 
-def test_connections_beyond_the_cap_are_refused(live_server: str) -> None:
+def test_connections_beyond_the_cap_are_refused_in_json(live_server: str) -> None:
     socks = [_open(live_server, b"GET /") for _ in range(8)]
     try:
         time.sleep(0.2)
-        assert httpx.get(f"{live_server}/health", timeout=10).status_code == 503
+        refused = httpx.post(f"{live_server}/rank", json=OK, timeout=10)
     finally:
         for sock in socks:
             sock.close()
+    assert refused.status_code == 503
+    assert refused.headers["content-type"] == "application/json"
+    assert refused.headers["connection"] == "close" and refused.headers["retry-after"] == "1"
+    [error] = refused.json()["detail"]
+    assert error["type"] == "over_capacity" and "8 connections" in error["msg"]
     time.sleep(0.2)
     assert httpx.get(f"{live_server}/health", timeout=10).status_code == 200
+
+
+def test_a_kept_alive_connection_is_refused_once_the_cap_is_reached(live_server: str) -> None:
+    """The cap is checked at each request, as uvicorn does: a client that connected in time is
+    refused (in JSON) on a later request once stalled connections fill the worker."""
+    with httpx.Client(base_url=live_server, timeout=10) as client:
+        assert client.get("/health").status_code == 200
+        socks = [_open(live_server, b"GET /") for _ in range(7)]
+        try:
+            time.sleep(0.2)
+            refused = client.get("/health")
+        finally:
+            for sock in socks:
+                sock.close()
+    assert refused.status_code == 503 and refused.json()["detail"][0]["type"] == "over_capacity"
 
 
 @pytest.mark.slow  # the server process loads the real model
