@@ -18,6 +18,7 @@ from typing import Iterable, Sequence
 import faiss
 import numpy as np
 
+from pictorank.api.memory import RELEASE_AFTER_ROWS, release_memory
 from pictorank.api.settings import Settings
 from pictorank.encoders import Encoder, Encoders
 from pictorank.errors import DataError
@@ -183,7 +184,11 @@ class RankingService:
     def _rank_now(self, clues: Sequence[Clue]) -> list[Ranking]:
         """One call ranks the whole batch, so the ranker encodes its distinct strings together;
         clues that ask for explanations are ranked apart (one call per `explain` size).
-        The caller holds the lock."""
+        The caller holds the lock.
+
+        A ranking of at least RELEASE_AFTER_ROWS candidate rows is followed by `release_memory`:
+        its temporaries are freed by then, and without it the process kept their peak for good.
+        """
         queries = self._queries(clues)
         # Only an open-vocabulary clue whose every word is excluded has no candidates left.
         results: dict[int, Ranking] = {i: Ranking([], []) for i, q in enumerate(queries) if not q.options}
@@ -191,6 +196,8 @@ class RankingService:
             rows = [i for i, clue in enumerate(clues) if clue.explain == explain and i not in results]
             for i, ranking in zip(rows, self.ranker.rank([queries[i] for i in rows], explain)):
                 results[i] = self._with_confidence(clues[i], ranking)
+        if sum(len(query.options) for query in queries) >= RELEASE_AFTER_ROWS:
+            release_memory()
         return [results[i] for i in range(len(clues))]
 
     def _with_confidence(self, clue: Clue, ranking: Ranking) -> Ranking:
