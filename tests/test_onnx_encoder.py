@@ -15,7 +15,7 @@ from helpers import SMALL_STOP_ROWS
 from pictorank.errors import ModelError, SettingsError
 from pictorank.evaluation import evaluate_rankings
 from pictorank.encoders import Quantization
-from pictorank.encoders.onnx import CONFIG_FILE, ONNX_FILE, OnnxSentenceEncoder, export_onnx
+from pictorank.encoders.onnx import CONFIG_FILE, ONNX_FILE, OnnxSentenceEncoder, export_onnx, session_options
 from pictorank.puzzles import to_queries
 from pictorank.query import Query
 from pictorank.ranker import load_ranker
@@ -75,6 +75,19 @@ def test_int8_ffn_needs_feed_forward_layers(tmp_path):
     onnx.save(helper.make_model(graph), str(tmp_path / "m.onnx"))
     with pytest.raises(ModelError, match="no BERT feed-forward layers"):
         _feed_forward_matmuls(tmp_path / "m.onnx")
+
+
+def test_encoder_sessions_keep_no_memory_arena():
+    """onnxruntime's CPU arena keeps a session's largest buffers for the life of the process: one
+    request of long texts left a server holding its peak. The threads are as documented."""
+    options = session_options(3)
+    assert options.enable_cpu_mem_arena is False
+    assert (options.intra_op_num_threads, options.inter_op_num_threads) == (3, 1)
+
+
+def test_a_loaded_encoder_runs_with_those_options(exports):
+    session = OnnxSentenceEncoder(exports["int8"], threads=2).session.get_session_options()
+    assert session.enable_cpu_mem_arena is False and session.intra_op_num_threads == 2
 
 
 def test_a_text_longer_than_max_seq_length_is_truncated_not_refused(exports):

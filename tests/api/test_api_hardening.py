@@ -191,10 +191,11 @@ def test_server_options_come_from_the_settings() -> None:
     settings = Settings(host="127.0.0.1", port=8123, keep_alive_timeout=7, header_timeout=3.5, max_connections=40)
     options = uvicorn_options(settings)
     protocol = options.pop("http")
-    assert options == {"host": "127.0.0.1", "port": 8123, "timeout_keep_alive": 7, "limit_concurrency": 40,
-                       "log_level": "info"}
-    assert protocol.func is HeaderTimeoutProtocol and protocol.keywords == {"header_timeout": 3.5}
-    assert pickle.loads(pickle.dumps(protocol)).keywords == {"header_timeout": 3.5}  # sent to each worker
+    assert options == {"host": "127.0.0.1", "port": 8123, "timeout_keep_alive": 7, "log_level": "info"}
+    # The cap goes to the protocol, which answers it in JSON; uvicorn's own would be plain text.
+    keywords = {"header_timeout": 3.5, "max_connections": 40}
+    assert protocol.func is HeaderTimeoutProtocol and protocol.keywords == keywords
+    assert pickle.loads(pickle.dumps(protocol)).keywords == keywords  # sent to each worker
 
 
 # -- 8: NaN, Infinity and lone surrogates are a 422 with a readable body -----------------------------

@@ -2,7 +2,8 @@
 timeout, and a worker serves a bounded number of connections; meanwhile /rank answers.
 
 The fast tests run the app behind uvicorn in a thread, with the options `pictorank serve` gives
-it; the slow one is a real `pictorank serve` holding 200 such connections at once.
+it (1,000 stalled connections among them); the slow one is a real `pictorank serve` holding 1,000
+such connections from one client at once.
 """
 
 from __future__ import annotations
@@ -45,9 +46,11 @@ def _open(url: str, first: bytes) -> socket.socket:
     return sock
 
 
-def _closed_within(socks: list[socket.socket], seconds: float, trickle: socket.socket | None = None) -> dict[int, bytes]:
+def _closed_within(socks: list[socket.socket], seconds: float, trickle: socket.socket | None = None,
+                   closed_at: dict[int, float] | None = None) -> dict[int, bytes]:
     """What each socket got until the server closed it, by index, reading for at most `seconds`;
-    a socket still open then is missing. A `trickle` socket is sent a header byte every 0.2 s."""
+    a socket still open then is missing. A `trickle` socket is sent a header byte every 0.2 s.
+    `closed_at`, when given, receives when (time.monotonic()) each socket was seen closed."""
     received: dict[int, bytearray] = {i: bytearray() for i in range(len(socks))}
     closed: set[int] = set()
     with selectors.DefaultSelector() as selector:
@@ -65,6 +68,8 @@ def _closed_within(socks: list[socket.socket], seconds: float, trickle: socket.s
                 if not chunk:
                     selector.unregister(key.fileobj)
                     closed.add(key.data)
+                    if closed_at is not None:
+                        closed_at[key.data] = time.monotonic()
     for sock in socks:
         sock.close()
     return {i: bytes(received[i]) for i in sorted(closed)}
@@ -119,26 +124,65 @@ def test_the_headers_of_a_later_request_on_a_kept_alive_connection_have_a_deadli
     assert time.monotonic() - started < 4  # the header timeout (1 s), not the keep-alive one (5 s)
 
 
-def test_connections_beyond_the_cap_are_refused(live_server: str) -> None:
+def test_connections_beyond_the_cap_are_refused_in_json(live_server: str) -> None:
     socks = [_open(live_server, b"GET /") for _ in range(8)]
     try:
         time.sleep(0.2)
-        assert httpx.get(f"{live_server}/health", timeout=10).status_code == 503
+        refused = httpx.post(f"{live_server}/rank", json=OK, timeout=10)
     finally:
         for sock in socks:
             sock.close()
+    assert refused.status_code == 503
+    assert refused.headers["content-type"] == "application/json"
+    assert refused.headers["connection"] == "close" and refused.headers["retry-after"] == "1"
+    [error] = refused.json()["detail"]
+    assert error["type"] == "over_capacity" and "8 connections" in error["msg"]
     time.sleep(0.2)
     assert httpx.get(f"{live_server}/health", timeout=10).status_code == 200
 
 
+def test_a_kept_alive_connection_is_refused_once_the_cap_is_reached(live_server: str) -> None:
+    """The cap is checked at each request, as uvicorn does: a client that connected in time is
+    refused (in JSON) on a later request once stalled connections fill the worker."""
+    with httpx.Client(base_url=live_server, timeout=10) as client:
+        assert client.get("/health").status_code == 200
+        socks = [_open(live_server, b"GET /") for _ in range(7)]
+        try:
+            time.sleep(0.2)
+            refused = client.get("/health")
+        finally:
+            for sock in socks:
+                sock.close()
+    assert refused.status_code == 503 and refused.json()["detail"][0]["type"] == "over_capacity"
+
+
+def _stall_and_rank(url: str, count: int, timeout: float, slack: float) -> None:
+    """Open `count` connections that stop in their headers (the STALLED kinds in turn) from this
+    one client, ask POST /rank meanwhile (200), then check every one was answered 408 and closed
+    by the server within `timeout` (+ `slack` for a shared machine) of its own opening."""
+    opened_at, socks = [], []
+    for i in range(count):
+        opened_at.append(time.monotonic())
+        socks.append(_open(url, STALLED[i % len(STALLED)]))
+    assert httpx.post(f"{url}/rank", json=OK, timeout=30).status_code == 200
+    closed_at: dict[int, float] = {}
+    answers = _closed_within(socks, timeout + slack + 5, closed_at=closed_at)
+    assert len(answers) == count, f"{count - len(answers)} connections were still open"
+    late = [closed_at[i] - opened_at[i] for i in range(count) if closed_at[i] - opened_at[i] > timeout + slack]
+    assert not late, f"{len(late)} closed late, the latest {max(late):.1f} s after opening ({timeout:g} s set)"
+    assert all(answer.startswith(b"HTTP/1.1 408") for answer in answers.values())
+
+
+def test_a_thousand_stalled_connections_from_one_client_are_all_closed_while_rank_answers(api_service) -> None:
+    """Without the header timeout none of them would ever be closed (uvicorn waits for headers
+    forever); with the default cap of 2,048 per worker none is refused."""
+    settings = Settings(header_timeout=2.0, port=free_port())
+    with in_thread(create_app(settings, service=api_service), uvicorn_options(settings)) as address:
+        _stall_and_rank(f"http://{address}", 1000, timeout=2.0, slack=1.5)
+
+
 @pytest.mark.slow  # the server process loads the real model
-def test_a_real_server_closes_200_stalled_connections_and_still_ranks(tmp_path) -> None:
+def test_a_real_server_closes_1000_stalled_connections_and_still_ranks(tmp_path) -> None:
     env = {"PICTORANK_VOCABULARY_FILES": json.dumps([str(DATA / "val.csv")]), "PICTORANK_HEADER_TIMEOUT": "2"}
     with serving(["--method", "cosine"], tmp_path / "server.log", env) as server:
-        socks = [_open(server.url, STALLED[i % len(STALLED)]) for i in range(200)]
-        started = time.monotonic()
-        assert httpx.post(f"{server.url}/rank", json=OK, timeout=30).status_code == 200
-        answers = _closed_within(socks, 10)
-        assert len(answers) == 200, "a connection was still open"
-        assert time.monotonic() - started < 6  # 2 s set, with slack for a shared machine
-        assert all(answer.startswith(b"HTTP/1.1 408") for answer in answers.values())
+        _stall_and_rank(server.url, 1000, timeout=2.0, slack=2.0)

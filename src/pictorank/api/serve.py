@@ -79,14 +79,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def uvicorn_options(settings: Settings) -> dict[str, Any]:
     """What uvicorn is told, with either number of workers. Every connection costs a socket, so
-    each is bounded: idle ones by the keep-alive timeout, their number per worker by
-    `max_connections`, their headers by `HeaderTimeoutProtocol` and their bodies by the app's own
-    `BodyLimits` (uvicorn has neither of the last two). The protocol goes as a partial, which
-    pickles, since uvicorn sends its Config to each worker process."""
+    each is bounded: idle ones by the keep-alive timeout, their headers by `HeaderTimeoutProtocol`,
+    their number per worker by `max_connections` (the protocol's JSON 503 in place of uvicorn's
+    plain-text `limit_concurrency`), and their bodies by the app's own `BodyLimits` (uvicorn has no
+    header or body deadline). The protocol goes as a partial, which pickles, since uvicorn sends
+    its Config to each worker process."""
+    protocol = functools.partial(HeaderTimeoutProtocol, header_timeout=settings.header_timeout,
+                                 max_connections=settings.max_connections)
     return {"host": settings.host, "port": settings.port, "timeout_keep_alive": settings.keep_alive_timeout,
-            "limit_concurrency": settings.max_connections,
-            "http": functools.partial(HeaderTimeoutProtocol, header_timeout=settings.header_timeout),
-            "log_level": "info"}
+            "http": protocol, "log_level": "info"}
 
 
 def _check_service_in_child() -> None:

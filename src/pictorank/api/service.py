@@ -18,6 +18,7 @@ from typing import Iterable, Sequence
 import faiss
 import numpy as np
 
+from pictorank.api.memory import RELEASE_AFTER_ROWS, release_memory
 from pictorank.api.settings import Settings
 from pictorank.encoders import Encoder, Encoders
 from pictorank.errors import DataError
@@ -185,7 +186,11 @@ class RankingService:
     def _rank_now(self, clues: Sequence[Clue]) -> list[Ranking]:
         """One call ranks the whole batch, so the ranker encodes its distinct strings together;
         clues that ask for explanations are ranked apart (one call per `explain` size).
-        The caller holds the lock."""
+        The caller holds the lock.
+
+        A ranking of at least RELEASE_AFTER_ROWS candidate rows is followed by `release_memory`:
+        its temporaries are freed by then, and without it the process kept their peak for good.
+        """
         queries = self._queries(clues)
         # Only an open-vocabulary clue whose every word is excluded has no candidates left.
         results: dict[int, Ranking] = {i: Ranking([], []) for i, q in enumerate(queries) if not q.options}
@@ -196,6 +201,8 @@ class RankingService:
         rows = [i for i, clue in enumerate(clues) if clue.options is not None and queries[i].options]
         for i, probability in zip(rows, self._none_of_these([queries[i] for i in rows])):
             results[i] = replace(results[i], none_of_these=probability)
+        if sum(len(query.options) for query in queries) >= RELEASE_AFTER_ROWS:
+            release_memory()
         return [results[i] for i in range(len(clues))]
 
     def _none_of_these(self, queries: Sequence[Query]) -> list[float | None]:

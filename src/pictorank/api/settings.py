@@ -101,7 +101,7 @@ class Settings(CommonSettings):
     )
     max_connections: int = Field(
         2048, ge=1, description="connections (and requests in progress) one worker process serves at once; a "
-        "request beyond them gets 503 and is closed (uvicorn's limit_concurrency)"
+        "request beyond them gets a JSON 503 with Retry-After and is closed (uvicorn's limit_concurrency rule)"
     )
     keep_alive_timeout: int = Field(
         5, ge=1, le=3600, description="seconds an idle keep-alive connection stays open (uvicorn's timeout_keep_alive)"

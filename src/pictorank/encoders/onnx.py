@@ -38,7 +38,8 @@ import numpy as np
 
 from pictorank.errors import ModelError, training_stack
 
-if TYPE_CHECKING:  # only exporting needs torch and sentence-transformers
+if TYPE_CHECKING:  # only exporting needs torch and sentence-transformers; onnxruntime loads when used
+    import onnxruntime as ort
     from sentence_transformers import SentenceTransformer
 
 ONNX_FILE = "model.onnx"
@@ -284,6 +285,26 @@ def _scratch() -> Path:
     return folder
 
 
+def session_options(threads: int | None = None) -> "ort.SessionOptions":
+    """How an encoder's onnxruntime session runs: `threads` intra-op threads (default: the
+    machine's cores, at most 4), idle threads asleep, and no CPU memory arena.
+
+    Idle threads sleep instead of spinning: on a shared CPU spinning threads steal the time the
+    working ones need (as torch's OMP_WAIT_POLICY, pictorank.settings). The arena keeps every
+    buffer it ever grew to for the life of the session, so one request of long texts left a
+    server holding its peak for good; without it the buffers go back to the C allocator, whose
+    free pages a service returns to the system after a big ranking.
+    """
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads or min(os.cpu_count() or 1, 4)
+    options.inter_op_num_threads = 1
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.enable_cpu_mem_arena = False
+    return options
+
+
 class OnnxSentenceEncoder:
     """A stand-in for SentenceTransformer's `encode` (the part pictorank.encoders.Encoder calls),
     backed by onnxruntime and the tokenizers package.
@@ -307,13 +328,7 @@ class OnnxSentenceEncoder:
         self.max_seq_length = int(self.config.get("max_seq_length", DEFAULT_MAX_SEQ_LENGTH))
         try:
             self.tokenizer = Tokenizer.from_file(str(self.directory / TOKENIZER_FILE))
-            options = ort.SessionOptions()
-            options.intra_op_num_threads = threads or min(os.cpu_count() or 1, 4)
-            options.inter_op_num_threads = 1
-            # Idle threads sleep instead of spinning: on a shared CPU spinning threads steal the
-            # time the working ones need (as torch's OMP_WAIT_POLICY, pictorank.settings).
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            self.session = ort.InferenceSession(str(self.directory / ONNX_FILE), options,
+            self.session = ort.InferenceSession(str(self.directory / ONNX_FILE), session_options(threads),
                                                 providers=["CPUExecutionProvider"])
         except Exception as exc:  # any failure to read the files is a broken export
             raise ModelError(f"{self.directory}: cannot load the ONNX encoder ({type(exc).__name__}: {exc})") from None

@@ -1,0 +1,48 @@
+"""Give the C allocator's free memory back to the system after a big ranking.
+
+A ranking of thousands of rows (a batch of open-vocabulary clues: 100 candidates each) builds
+feature tables, encoder buffers and booster inputs of hundreds of megabytes, almost all of it
+through malloc, from whichever of glibc's per-thread arenas the request thread uses. Freed, that
+memory stays with the process: glibc gives back only the top of the main heap by itself, never
+the free pages inside an arena, so a server kept each big request's peak for good.
+`malloc_trim(0)` hands those pages back. It exists in glibc only: elsewhere (musl, macOS) this
+is a no-op.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import sys
+from typing import Callable
+
+# Candidate rows (options, summed over the clues of one ranking) from which a ranking is followed
+# by a release: a 64-clue open-vocabulary batch holds 6,400; a single clue at most 1,000.
+RELEASE_AFTER_ROWS = 1_000
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's malloc_trim, or None where the C library has none."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        trim = ctypes.CDLL(None).malloc_trim  # the C library this process already runs on
+    except (OSError, AttributeError):  # no such symbol: not glibc
+        return None
+    trim.argtypes = [ctypes.c_size_t]
+    trim.restype = ctypes.c_int
+    return trim
+
+
+def can_release() -> bool:
+    """Whether release_memory can do anything here (glibc)."""
+    return _malloc_trim() is not None
+
+
+def release_memory() -> bool:
+    """Return the allocator's free pages to the system; True when some were returned. It walks
+    every arena, so it costs milliseconds on a big heap: call it after big work, not after each
+    request."""
+    trim = _malloc_trim()
+    return bool(trim(0)) if trim is not None else False
