@@ -312,13 +312,14 @@ def _lexicon_index(settings: Settings, encoders: Encoders, words: Sequence[str])
         stored = None  # stored for another lexicon
     space = stored.space if stored is not None else lexicon_store.DEFAULT_SPACE
     encoder = encoders.finetuned if space == "ft" and encoders.finetuned is not None else encoders.base
+    lexicon = stored.lexicon if stored is not None else load_lexicon("wordnet" if choice == "auto" else choice)
+    known: dict[str, int] = {}
     if stored is not None and stored.encoder_id != encoder.model_id:
         log.warning("the stored lexicon was embedded by %s, not the served %s: embedding it anew "
                     "(`pictorank lexicon --model DIR` stores it again)", stored.encoder_id, encoder.model_id)
-        stored = None
-    lexicon = (stored.lexicon if stored is not None else load_lexicon(choice if choice != "auto" else "wordnet"))
+    elif stored is not None:
+        known = {w: i for i, w in enumerate(stored.lexicon.words)}
     lexicon = lexicon.with_words(words)
-    known = {} if stored is None else dict(zip(stored.lexicon.words, range(len(stored.lexicon))))
     missing = [w for w in lexicon.words if w not in known]
     fresh = dict(zip(missing, lexicon_store.embed(Lexicon(tuple(missing), np.zeros(len(missing), np.float32), ""),
                                                   encoder, space).vectors)) if missing else {}

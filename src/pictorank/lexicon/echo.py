@@ -21,7 +21,7 @@ def stem(word: str) -> str:
     """A crude English stem that is enough to tell an inflection of a hint word: falling -> fall,
     stripes -> stripe, running -> run, flies -> fly."""
     for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+        if word.endswith(suffix) and len(word) - len(suffix) >= (2 if suffix in ("ies", "ied") else 3):
             word = word[: -len(suffix)] + ("y" if suffix in ("ies", "ied") else "")
             if suffix in ("ing", "ed") and len(word) >= 4 and word[-1] == word[-2] and word[-1] not in "ls":
                 word = word[:-1]  # running -> run; but falling stays fall, and dressed dress

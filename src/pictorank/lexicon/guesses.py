@@ -26,15 +26,21 @@ def _standardised(values: np.ndarray) -> np.ndarray:
 
 
 def playable(hints: Sequence[str], options: Sequence[str]) -> list[str]:
-    """`options` (nearest first) without the hints' own words and without repeats of a guess."""
+    """`options` (nearest first) without the hints' own words and without repeats of a guess: a
+    word met in several forms keeps the place of the first, in its plain form when it was met
+    ("library" for "library (building)", which it matches) and otherwise its first."""
     stems = hint_stems(hints)
-    seen: set[str] = set()
-    kept = []
+    place: dict[str, int] = {}
+    kept: list[str] = []
     for option in options:
         key = guess_key(option)
-        if key in seen or echoes(option, stems):
+        if key in place:
+            if option.strip().casefold() == key and kept[place[key]].strip().casefold() != key:
+                kept[place[key]] = option
             continue
-        seen.add(key)
+        if echoes(option, stems):
+            continue
+        place[key] = len(kept)
         kept.append(option)
     return kept
 

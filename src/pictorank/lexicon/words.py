@@ -6,7 +6,8 @@ names, each with its wordfreq Zipf frequency: scripts/build_lexicon_table.py). A
 name its own list instead, one word a line, optionally followed by a tab and a Zipf frequency.
 Data answers carry qualifiers ("library (building)"): a guess matches an answer when it equals
 the answer or the answer without its parenthesised qualifier (`matches`), and two guesses that
-differ only in case or qualifier are one guess (`guess_key`).
+differ only in case or qualifier are one guess (`guess_key`), offered in its plain form when the
+lexicon has it (which matches every qualified answer).
 """
 
 from __future__ import annotations
@@ -38,8 +39,9 @@ def guess_key(word: str) -> str:
 
 
 def matches(guess: str, answer: str) -> bool:
-    """A guess is the answer when it equals it, or the answer without its qualifier (in any case)."""
-    return guess == answer or guess_key(guess) == without_qualifier(answer).casefold()
+    """A guess is the answer when it equals it, or the answer without its qualifier (in any case):
+    "library" and "Library" are "library (building)", "library (book)" is not."""
+    return guess == answer or guess.strip().casefold() == without_qualifier(answer).casefold()
 
 
 @dataclass(frozen=True)
