@@ -252,9 +252,11 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def _prepare_lexicon(args: argparse.Namespace, settings: CommonSettings, log: Callable[[str], None]) -> None:
     """Store the English lexicon's embeddings in the new model's folder (what its service's
-    open-vocabulary mode searches). The ranker is already written: a failure is only logged."""
+    open-vocabulary mode searches), in the fine-tuned space unless the model has none. The ranker
+    is already written: a failure is only logged."""
+    space = "base" if args.no_finetune else lexicon_store.DEFAULT_SPACE
     try:
-        size, space, seconds = store_lexicon(Path(args.out), settings, DEFAULT_SOURCE, lexicon_store.DEFAULT_SPACE,
+        size, space, seconds = store_lexicon(Path(args.out), settings, DEFAULT_SOURCE, space,
                                              [Path(args.train), Path(args.val)])
     except (PictorankError, ValueError, OSError) as exc:
         log(f"lexicon not stored with this model: {exc}")
