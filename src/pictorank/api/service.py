@@ -67,7 +67,18 @@ class VocabularyIndex:
     def search(self, clue_vectors: np.ndarray, k: int) -> list[list[str]]:
         """The `k` words nearest to each clue vector, nearest first."""
         k = min(k, len(self.words))
-        _, ids = self.index.search(np.ascontiguousarray(clue_vectors, dtype=np.float32), k)
+        queries = np.ascontiguousarray(clue_vectors, dtype=np.float32)
+        if len(queries) != 1:
+            _, ids = self.index.search(queries, k)
+        else:
+            # One clue, the service's usual case: faiss' OpenMP threads wait on each other more than
+            # they help for one vector (a 2-core machine shared with the encoders), so one thread.
+            threads = faiss.omp_get_max_threads()
+            faiss.omp_set_num_threads(1)
+            try:
+                _, ids = self.index.search(queries, k)
+            finally:
+                faiss.omp_set_num_threads(threads)
         return [[self.words[i] for i in row if i >= 0] for row in ids]
 
 
