@@ -21,6 +21,8 @@ from pictorank.errors import DataError, ModelError, PictorankError, SettingsErro
 from pictorank.evaluation import evaluate_rankings, format_table
 from pictorank.evaluation.report import write_report
 from pictorank.evaluation.significance import compare_with_reference, format_comparisons
+from pictorank.lexicon import DEFAULT_SOURCE, load_lexicon
+from pictorank.lexicon import store as lexicon_store
 from pictorank.puzzles import HintVocabulary, Puzzle, load_hints, load_puzzles, to_queries
 from pictorank.ranker import DEFAULT_METHOD, METHODS, Ranker, load_ranker, make_ranker, rank_puzzles
 from pictorank.ranker.registry import default_model, serving_encoders
@@ -263,6 +265,53 @@ def cmd_train(args: argparse.Namespace) -> int:
         f"MRR {overall['mrr']:.4f}; trained in {metadata['seconds']['total_training']:.0f} s"
     )
     _prepare_clue_giver(args, settings.model_copy(update={"cache_dir": cache_dir}), log)
+    if not args.no_lexicon:
+        _prepare_lexicon(args, settings.model_copy(update={"cache_dir": cache_dir}), log)
+    return 0
+
+
+def _prepare_lexicon(args: argparse.Namespace, settings: CommonSettings, log: Callable[[str], None]) -> None:
+    """Store the English lexicon's embeddings in the new model's folder (what its service's
+    open-vocabulary mode searches), in the fine-tuned space unless the model has none. The ranker
+    is already written: a failure is only logged."""
+    space = "base" if args.no_finetune else lexicon_store.DEFAULT_SPACE
+    try:
+        size, space, seconds = store_lexicon(Path(args.out), settings, DEFAULT_SOURCE, space,
+                                             [Path(args.train), Path(args.val)])
+    except (PictorankError, ValueError, OSError) as exc:
+        log(f"lexicon not stored with this model: {exc}")
+        return
+    log(f"lexicon of {size} words embedded in the {space} space and saved in {args.out} in {seconds:.0f} s")
+
+
+def store_lexicon(model_dir: Path, settings: CommonSettings, lexicon_name: str, space: str,
+                  vocabulary_files: Sequence[Path]) -> tuple[int, str, float]:
+    """Embed `lexicon_name`'s words and the options of `vocabulary_files` with the model's
+    `space` encoder into model_dir/lexicon.npz; the words stored, the space and the seconds."""
+    from pictorank.api.service import vocabulary_words
+
+    started = time.perf_counter()
+    lexicon = load_lexicon(lexicon_name).with_words(vocabulary_words(vocabulary_files, None))
+    encoders = serving_encoders(model_dir, settings)
+    encoder = encoders.finetuned if space == "ft" else encoders.base
+    if encoder is None:
+        raise UsageError(f"{model_dir}: the model has no fine-tuned encoder; use --space base")
+    lexicon_store.build(model_dir, lexicon, encoder, space)
+    return len(lexicon), space, time.perf_counter() - started
+
+
+def cmd_lexicon(args: argparse.Namespace) -> int:
+    """Store a lexicon's embeddings in a model folder, for the service's open-vocabulary mode."""
+    from pictorank.api.settings import Settings
+
+    settings = _settings(args)
+    model_dir = Path(args.model)
+    if not model_dir.is_dir():
+        raise DataError(model_dir, None, None, "model directory not found")
+    files = [Path(f) for f in args.vocabulary] if args.vocabulary is not None else Settings().vocabulary_files
+    size, space, seconds = store_lexicon(model_dir, settings, args.lexicon, args.space, files)
+    print(f"stored {size} words ({args.lexicon}, {space} space) in {model_dir / lexicon_store.LEXICON_FILE} "
+          f"in {seconds:.0f} s")
     return 0
 
 
@@ -508,8 +557,22 @@ def build_parser() -> argparse.ArgumentParser:
                        help="ONNX export of the encoders for inference: int8, int8-ffn (feed-forward "
                        "layers only), fp32, per encoder as "
                        f"base=int8,ft=int8-ffn (default {TrainConfig.quantization}), or none (the model runs on PyTorch)")
+    train.add_argument("--no-lexicon", action="store_true",
+                       help="do not store the English lexicon's embeddings (open-vocabulary mode then guesses the data's words)")
     _add_cache_args(train)
     train.set_defaults(func=cmd_train)
+
+    lexicon = commands.add_parser("lexicon", help="store a lexicon's embeddings in a model folder (open-vocabulary mode)")
+    lexicon.add_argument("--model", required=True, help="the model directory to add lexicon.npz to")
+    lexicon.add_argument("--lexicon", default=DEFAULT_SOURCE,
+                         help="`wordnet` (the bundled English lexicon, default) or a word list: one word a line, "
+                         "optionally a tab and its Zipf frequency")
+    lexicon.add_argument("--space", default=lexicon_store.DEFAULT_SPACE, choices=lexicon_store.SPACES,
+                         help=f"the encoder to embed with and search in (default {lexicon_store.DEFAULT_SPACE})")
+    lexicon.add_argument("--vocabulary", nargs="*", metavar="CSV",
+                         help="puzzle files whose options join the lexicon (default: the bundled train, val and test)")
+    _add_cache_args(lexicon)
+    lexicon.set_defaults(func=cmd_lexicon)
 
     validate = commands.add_parser("validate", help="check a submission.csv against its input file")
     validate.add_argument("--submission", required=True, help="submission.csv to check")

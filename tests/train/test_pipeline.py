@@ -92,7 +92,8 @@ def test_cli_train_writes_a_model_that_evaluate_uses(tmp_path, data_dir, capsys,
     hints = str(data_dir / "hint_descriptions.csv")
     common = ["--hints", hints, "--cache-dir", str(tmp_path / "cache"), "--quiet"]
     args = ["train", "--train", str(tmp_path / "train.csv"), "--val", str(tmp_path / "val.csv"), "--out", str(tmp_path / "m")]
-    assert main(args + common + ["--no-finetune"]) == 0
+    assert main(args + common + ["--no-finetune", "--no-lexicon"]) == 0
+    assert not (tmp_path / "m" / "lexicon.npz").exists()
     out = capsys.readouterr().out
     assert "learned position weights" in out and "val score" in out
     metadata = json.loads((tmp_path / "m" / "metadata.json").read_text())

@@ -220,6 +220,9 @@ class HintsResponse(BaseModel):
 class Health(BaseModel):
     status: Literal["ok", "loading"]
     model: str | None = None
+    lexicon_size: int | None = Field(None, description="words a clue without options is guessed from (0: that mode is off)")
+    lexicon_source: str | None = Field(None, description="where those words come from: `wordnet` (the English "
+                                       "lexicon, with the data's words), a word list's path, or `data` (the data's words only)")
 
 
 class GamePuzzle(BaseModel):

@@ -235,3 +235,7 @@ def _check_paths(settings: Settings) -> None:
     for path in [settings.hints, *settings.vocabulary_files, *([settings.word_list] if settings.word_list else [])]:
         if not path.is_file():
             raise DataError(path, None, None, "file not found (set PICTORANK_DATA_DIR or the path's PICTORANK_ variable)")
+    lexicon = settings.open_vocab_lexicon
+    if lexicon not in ("auto", "wordnet", "none") and not Path(lexicon).is_file():
+        raise DataError(Path(lexicon), None, None, "lexicon not found (PICTORANK_OPEN_VOCAB_LEXICON: auto, wordnet, "
+                        "none or a word list's path)")

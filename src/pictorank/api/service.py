@@ -2,8 +2,13 @@
 open-vocabulary index, with no HTTP in sight (so it can be tested and benchmarked directly).
 
 Open-vocabulary mode answers a clue that comes without options: a faiss inner-product index over
-the unit embeddings of every known answer word finds the words nearest to the clue, and the
-served ranker then orders those candidates exactly as it orders given options.
+the unit embeddings of every word the service knows finds the words nearest to the clue, and the
+served ranker then orders those candidates exactly as it orders given options. The words are an
+English lexicon (pictorank.lexicon: ~75,000 WordNet lemmas, with the data's answers and the word
+list) when the served model folder stores its embeddings or PICTORANK_OPEN_VOCAB_LEXICON names
+one, else only the data's words. Either way hint words are never offered back and a word is
+offered once whatever its case or qualifier (pictorank.lexicon.guesses); with a lexicon, common
+words get a frequency prior.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from pictorank.api.memory import RELEASE_AFTER_ROWS, release_memory
 from pictorank.api.settings import Settings
 from pictorank.encoders import Encoder, Encoders
 from pictorank.errors import DataError
+from pictorank.lexicon import DEFAULT_PRIOR_WEIGHT, Lexicon, load_lexicon, playable, with_prior
+from pictorank.lexicon import store as lexicon_store
 from pictorank.puzzles import HintVocabulary, load_hints, load_puzzles
 from pictorank.query import Query, joined_text
 from pictorank.ranker import Ranker, Ranking, load_ranker, make_ranker
@@ -38,26 +45,49 @@ class VocabularyIndex:
     approximate index would only add a tuning knob.
     """
 
-    def __init__(self, words: Sequence[str], index: faiss.Index) -> None:
+    def __init__(self, words: Sequence[str], index: faiss.Index, encoder: Encoder | None = None,
+                 zipf: dict[str, float] | None = None, source: str = "data") -> None:
         if index.ntotal != len(words):
             raise ValueError(f"index holds {index.ntotal} vectors for {len(words)} words")
         self.words = list(words)
         self.index = index
+        self.encoder = encoder  # the space of the vectors, which embeds the clue to search with
+        self.zipf = zipf  # each word's frequency, for the prior; None without a lexicon
+        self.source = source  # "data" (the data's words), "wordnet" or a word list's path
 
     @classmethod
     def build(cls, words: Iterable[str], encoder: Encoder) -> "VocabularyIndex":
         distinct = sorted(set(words))
         encoder.warm(distinct)  # batch-encodes, and fills the disk cache when there is one
         vectors = np.ascontiguousarray(encoder.encode(distinct), dtype=np.float32)
-        index = faiss.IndexFlatIP(vectors.shape[1])
-        index.add(vectors)
-        return cls(distinct, index)
+        return cls(distinct, _flat_index(vectors), encoder)
+
+    @classmethod
+    def of_lexicon(cls, lexicon: Lexicon, vectors: np.ndarray, encoder: Encoder) -> "VocabularyIndex":
+        return cls(list(lexicon.words), _flat_index(vectors), encoder, lexicon.frequencies(), lexicon.source)
 
     def search(self, clue_vectors: np.ndarray, k: int) -> list[list[str]]:
         """The `k` words nearest to each clue vector, nearest first."""
         k = min(k, len(self.words))
-        _, ids = self.index.search(np.ascontiguousarray(clue_vectors, dtype=np.float32), k)
+        queries = np.ascontiguousarray(clue_vectors, dtype=np.float32)
+        if len(queries) != 1:
+            _, ids = self.index.search(queries, k)
+        else:
+            # One clue, the service's usual case: faiss' OpenMP threads wait on each other more than
+            # they help for one vector (a 2-core machine shared with the encoders), so one thread.
+            threads = faiss.omp_get_max_threads()
+            faiss.omp_set_num_threads(1)
+            try:
+                _, ids = self.index.search(queries, k)
+            finally:
+                faiss.omp_set_num_threads(threads)
         return [[self.words[i] for i in row if i >= 0] for row in ids]
+
+
+def _flat_index(vectors: np.ndarray) -> faiss.Index:
+    index = faiss.IndexFlatIP(vectors.shape[1])
+    index.add(np.ascontiguousarray(vectors, dtype=np.float32))
+    return index
 
 
 def vocabulary_words(puzzle_files: Sequence[Path], word_list: Path | None) -> list[str]:
@@ -125,6 +155,7 @@ class RankingService:
         self.open_vocab_candidates = open_vocab_candidates
         self.model_dir = model_dir
         self.absence = AbsenceModel.load()  # shipped with the package: the same for every method
+        self.prior_weight = DEFAULT_PRIOR_WEIGHT  # of the frequency prior, with a lexicon
         # The encoder's memo and runtime are shared by the worker threads; one ranking at a time per
         # process keeps them consistent, and worker processes provide the parallelism. Requests
         # that arrive while a ranking runs wait in `_pending` and are ranked together next
@@ -214,10 +245,19 @@ class RankingService:
 
     def _with_confidence(self, clue: Clue, ranking: Ranking) -> Ranking:
         """Confidence only for given options: the calibration was fitted on such rankings, and an
-        open-vocabulary ranking may not hold the answer at all."""
+        open-vocabulary ranking may not hold the answer at all. An open-vocabulary ranking also
+        gets the lexicon's frequency prior."""
         if clue.options is None:
+            if self.index is not None and self.index.zipf is not None:
+                options, scores = with_prior(ranking.options, ranking.scores, self.index.zipf, self.prior_weight)
+                return replace(ranking, options=options, scores=scores, confidence=None)
             return replace(ranking, confidence=None)
         return ranking
+
+    @property
+    def lexicon_size(self) -> int:
+        """How many words open-vocabulary mode guesses from (0 when it is off)."""
+        return 0 if self.index is None else len(self.index.words)
 
     def _queries(self, clues: Sequence[Clue]) -> list[Query]:
         """The ranker's queries without excluded words: open-vocabulary clues get the index's words
@@ -235,11 +275,16 @@ class RankingService:
 
     def candidates(self, hint_lists: Sequence[Sequence[str]], extra: int = 0) -> list[list[str]]:
         """Open-vocabulary mode's candidates for each clue: the words nearest to its joined hints
-        (`extra` more, to make up for excluded words)."""
+        that a player would take as guesses (no hint word, one form of each word), `extra` more
+        to make up for excluded words."""
         if self.index is None:
             raise RuntimeError("open-vocabulary mode is disabled: the service has no vocabulary index")
-        clue_vectors = self.encoders.base.encode([joined_text(hints) for hints in hint_lists])
-        return self.index.search(clue_vectors, self.open_vocab_candidates + extra)
+        encoder = self.index.encoder or self.encoders.base
+        clue_vectors = encoder.encode([joined_text(hints) for hints in hint_lists])
+        wanted = self.open_vocab_candidates + extra
+        # Room for the hint words and repeated forms that `playable` drops.
+        found = self.index.search(clue_vectors, wanted + 20 + wanted // 2)
+        return [playable(hints, words)[:wanted] for hints, words in zip(hint_lists, found)]
 
     def self_test(self) -> None:
         """Rank one clue from the vocabulary, with and without options, then report ready."""
@@ -282,6 +327,38 @@ def _vocabulary_index(words: Sequence[str], encoder: Encoder) -> VocabularyIndex
     return None
 
 
+def _lexicon_index(settings: Settings, encoders: Encoders, words: Sequence[str]) -> VocabularyIndex | None:
+    """The open-vocabulary index over the lexicon PICTORANK_OPEN_VOCAB_LEXICON names, with the
+    data's words; None when it names none (`none`, or `auto` and the model folder stores none).
+
+    Stored vectors (lexicon.npz, made by this model's encoder) are used as they are; words the
+    store lacks (the data's words, a word list, a lexicon it was not built for) are embedded now.
+    """
+    choice = settings.open_vocab_lexicon
+    stored = lexicon_store.load(settings.model_dir) if settings.model_dir is not None and choice != "none" else None
+    if choice == "none" or (choice == "auto" and stored is None):
+        return None
+    if stored is not None and choice not in ("auto", stored.lexicon.source):
+        stored = None  # stored for another lexicon
+    space = stored.space if stored is not None else lexicon_store.DEFAULT_SPACE
+    encoder = encoders.finetuned if space == "ft" and encoders.finetuned is not None else encoders.base
+    lexicon = stored.lexicon if stored is not None else load_lexicon("wordnet" if choice == "auto" else choice)
+    known: dict[str, int] = {}
+    if stored is not None and stored.encoder_id != encoder.model_id:
+        log.warning("the stored lexicon was embedded by %s, not the served %s: embedding it anew "
+                    "(`pictorank lexicon --model DIR` stores it again)", stored.encoder_id, encoder.model_id)
+    elif stored is not None:
+        known = {w: i for i, w in enumerate(stored.lexicon.words)}
+    lexicon = lexicon.with_words(words)
+    missing = [w for w in lexicon.words if w not in known]
+    fresh = dict(zip(missing, lexicon_store.embed(Lexicon(tuple(missing), np.zeros(len(missing), np.float32), ""),
+                                                  encoder, space).vectors)) if missing else {}
+    vectors = np.stack([stored.vectors[known[w]] if w in known else fresh[w] for w in lexicon.words])
+    log.info("open-vocabulary lexicon: %d words (%s, %s space; %d embedded at start-up)",
+             len(lexicon), lexicon.source, space, len(missing))
+    return VocabularyIndex.of_lexicon(lexicon, vectors, encoder)
+
+
 def build_service(settings: Settings, encoders: Encoders | None = None, ranker: Ranker | None = None,
                   base: Encoder | None = None) -> RankingService:
     """Load everything the settings name; `encoders`/`ranker` may be injected (tests, benchmarks),
@@ -304,7 +381,7 @@ def build_service(settings: Settings, encoders: Encoders | None = None, ranker: 
     # Start-up writes the vocabulary's vectors to the disk cache (restarts and further workers
     # read them back); requests never write it (Encoder.encode does not). Every encoder of the
     # ranker embeds the vocabulary now, so a clue over known words encodes only the clue.
-    index = _vocabulary_index(words, encoders.base)
+    index = _lexicon_index(settings, encoders, words) or _vocabulary_index(words, encoders.base)
     ranker.prepare(words)
     name = model_name(ranker, settings.model_dir, encoders.base)
     return RankingService(ranker, vocab, index, encoders, name, settings.open_vocab_candidates, settings.model_dir)

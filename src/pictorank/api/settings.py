@@ -76,6 +76,12 @@ class Settings(CommonSettings):
         "with its workers); default: a random key per process", min_length=16,
     )
     open_vocab_candidates: int = Field(100, ge=1, le=1000, description="words the faiss search passes to the ranker")
+    open_vocab_lexicon: str = Field(
+        "auto", min_length=1, description="the words open-vocabulary mode guesses from, besides the data's: `auto` (the "
+        "English lexicon the served model folder stores, lexicon.json; without one, only the data's words), "
+        "`wordnet` (the bundled English lexicon, embedded at start-up when the model folder stores none), `none` "
+        "(only the data's words), or the path of a word list (one word a line, optionally a tab and its Zipf frequency)"
+    )
 
     # How to serve it.
     host: str = Field("127.0.0.1", description="interface to listen on (`pictorank serve --host`)")

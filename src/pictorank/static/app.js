@@ -303,6 +303,7 @@ let clue = [];           // picked hints, in clue order
 let excluded = [];       // words the player ruled out ("not it"), left out of every ranking
 let rankTimer = null;    // the pending live re-ranking (debounced)
 let rankSeq = 0;         // number of the latest ranking asked for: older replies are stale
+let lexiconSize = null;  // how many words a clue without options is guessed from (GET /health)
 const MAX_RESULTS = 30;
 const LIVE_DELAY_MS = 250;
 
@@ -311,6 +312,7 @@ async function ensureHints() {
   setStatus($("ask-status"), "Loading pictograms...");
   try {
     allHints = (await api("GET", "/hints")).hints;
+    lexiconSize = (await api("GET", "/health")).lexicon_size ?? null;
     setStatus($("ask-status"), "");
     searchHints();
   } catch (err) {
@@ -424,7 +426,8 @@ async function rankClue() {
   }
   if (seq !== rankSeq) return;  // stale: never overwrite a newer clue's ranking
   const left = options.filter((o) => !excluded.includes(o)).length;
-  const mode = result.mode === "open_vocabulary" ? "every word pictorank knows (no options given)" : `your ${left} options`;
+  const known = lexiconSize ? ` (${lexiconSize.toLocaleString("en")} words, never a pictogram's own word)` : "";
+  const mode = result.mode === "open_vocabulary" ? `every word pictorank knows${known}: no options given` : `your ${left} options`;
   setStatus($("ask-status"), `Ranked ${mode}.`);
   $("ask-ranking-title").textContent = result.mode === "open_vocabulary" ? "pictorank's best guesses" : "pictorank's ranking of your options";
   $("ask-confidence").textContent = askConfidenceText(result);

@@ -20,7 +20,10 @@ def health(request: Request) -> Health:
     """Liveness: the process answers; `model` names what it serves once loaded (e.g. whether
     `pictorank serve` found models/default or fell back to cosine)."""
     service = request.app.state.service
-    return Health(status="ok", model=None if service is None else service.model_name)
+    if service is None:
+        return Health(status="ok")
+    return Health(status="ok", model=service.model_name, lexicon_size=service.lexicon_size,
+                  lexicon_source=None if service.index is None else service.index.source)
 
 
 @router.get("/ready", response_model=Health, responses={503: {"model": Health}})
