@@ -2,7 +2,7 @@
 #   make demo   - venv + install, train models/default if needed, rank val with every method
 #                 (reports/val), write submission.csv for test with the learned model
 #   make test   - venv + install, check the import layers, run the test suite
-#   make test-fast - the same without the tests that load the real model (under two minutes)
+#   make test-fast - the same without the tests that load the real model or drive a browser
 #   make image-test - build the serving image with buildah and check it over HTTP (docs/deploy.md)
 PYTHON ?= python3
 VENV   := .venv
@@ -58,7 +58,7 @@ test: lint-imports
 	$(BIN)/python -m pytest -q -n auto
 
 test-fast: lint-imports
-	$(BIN)/python -m pytest -q -n auto -m "not slow"
+	$(BIN)/python -m pytest -q -n auto -m "not slow and not browser"
 
 # The serving image built with buildah over a Debian base and checked over HTTP (scripts/image_test.sh);
 # it serves $(MODEL), trained first when missing (not retrained), and compares its rankings with the same model here.
