@@ -18,7 +18,8 @@ The knobs: the candidate pools (main ideas, specifiers: each pair is a run of th
 the reader's weight and the win bonus (re-weighed on the same judged clues with
 `first_choice`, no new suggestions). The rule: among the settings whose mean seed Hits@1 over the
 folds reaches the clue-giver's goal (`--goal`, 0.82), the one with the highest main idea + set
-F1; if none reaches it, the one with the highest seed Hits@1.
+F1; if none reaches it, the one with the highest seed Hits@1. The chosen setting is what
+pictorank.suggest.suggester's constants (MAIN_IDEAS, SPECIFIERS, READER_WEIGHT, WIN_BONUS) hold.
 
 `--val-model DIR` then measures val once with the chosen knobs, as POST /suggest serves that
 model: the clue model fitted on all of train with the model's base encoder (or read from the
@@ -155,7 +156,7 @@ def results_table(results: dict[Knobs, dict[str, Any]], chosen: Knobs, goal: flo
     lines = ["| knobs | main idea | set F1 | seed Hits@1 | |", "|---|---|---|---|---|"]
     for knobs in shown:
         r = results[knobs]
-        mark = "chosen" if knobs == chosen else ("shipped before" if knobs == SHIPPED else "")
+        mark = ", ".join(n for n, k in (("chosen", chosen), ("shipped", SHIPPED)) if knobs == k)
         lines.append(f"| {knobs.label()} | " + " | ".join(f"{r[m]:.3f} ± {r[m + '_se']:.3f}" for m in METRICS)
                      + f" | {mark} |")
     return "\n".join(lines)
@@ -182,7 +183,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cache-dir", type=Path, default=None, help="embedding, fine-tuning and clue-model cache")
     parser.add_argument("--train-rows", type=int, default=None, help="the first N train puzzles only (a quick check)")
-    parser.add_argument("--rows", type=int, default=200, help="held-out puzzles suggested for, per fold (default 200)")
+    parser.add_argument("--rows", type=int, default=800,
+                        help="held-out puzzles suggested for, per fold (default 800: all of Bliss train's)")
     parser.add_argument("--folds", type=int, default=3)
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--goal", type=float, default=0.82, help="seed Hits@1 the chosen knobs must reach on train folds")
@@ -194,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     vocab = load_hints(DATA / "hint_descriptions.csv")
     results = cross_validate(args, vocab, log)
     chosen = choose(results, args.goal)
-    print(f"## the clue-giver's knobs on {args.folds} train folds by answer ({args.rows} held-out puzzles a fold, "
+    print(f"## the clue-giver's knobs on {args.folds} train folds by answer (up to {args.rows} held-out puzzles a fold, "
           f"seed guesser, goal seed Hits@1 >= {args.goal})\n")
     print(results_table(results, chosen, args.goal, args.top))
     print(f"\nchosen: {chosen.label()}")
