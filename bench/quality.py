@@ -97,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = TrainConfig()
 
     started = time.perf_counter()
-    tables = build_tables(train, val, encoder, config, log)
+    tables = build_tables(train, encoder, config, log)
     shared = time.perf_counter() - started
 
     results, timings = {}, {}
@@ -122,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print()
     print(timing_table(timings))
     reused = tables.seconds["finetuned_encoders_reused_from_cache"]
-    print(f"\nshared by the learned rows: fine-tuning + OOF features + final encoder and val features: {shared:.0f} s "
+    print(f"\nshared by the learned rows: fine-tuning + OOF features + final encoder: {shared:.0f} s "
           f"(OOF {tables.seconds['oof']:.0f} s, final {tables.seconds['final_features']:.0f} s; "
           f"{reused} of {config.folds + config.unfamiliar_groups + 1} fine-tuned encoders reused from the cache)")
     trained = ROOT / "models" / "default" / "metadata.json"
@@ -148,7 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         log(f"transfer: training on {len(keep)} train rows, {len(out)} rows use held-out pictograms")
         started = time.perf_counter()
         ranker = fit_ranker_from_tables(
-            build_tables(to_queries(keep, vocab), val, encoder, transfer_config, log), transfer_config, log
+            build_tables(to_queries(keep, vocab), encoder, transfer_config, log), transfer_config, log
         )
         seconds = time.perf_counter() - started
         held = to_queries(out, vocab)

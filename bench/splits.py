@@ -12,7 +12,7 @@ import random
 from typing import Callable, Sequence, TypeVar
 
 Item = TypeVar("Item")
-ELCO_SHARES = (0.6, 0.2, 0.2)  # train, val (early stopping), test
+ELCO_SHARES = (0.6, 0.2, 0.2)  # train, val (the training's held-out report), test
 ELCO_SEED = 13
 
 

@@ -117,19 +117,18 @@ def small_config():
 
 
 @pytest.fixture(scope="session")
-def small_tables(encoder, vocab, train_puzzles, val_puzzles, small_config):
+def small_tables(encoder, vocab, train_puzzles, small_config):
     """OOF feature tables of a train slice (the expensive part, built once per session)."""
     from pictorank.puzzles import to_queries
     from pictorank.train import build_tables
 
     train = to_queries(train_puzzles[:SMALL_TRAIN_ROWS], vocab)
-    stop = to_queries(val_puzzles[:SMALL_STOP_ROWS], vocab)
-    return build_tables(train, stop, encoder, small_config, log=lambda message: None)
+    return build_tables(train, encoder, small_config, log=lambda message: None)
 
 
 @pytest.fixture(scope="session")
 def small_learned(small_tables, small_config):
-    """A LearnedRanker trained on the slice; val[150:] was never seen by it."""
+    """A LearnedRanker trained on the train slice; it never saw val."""
     from pictorank.train import fit_ranker_from_tables
 
     return fit_ranker_from_tables(small_tables, small_config, log=lambda message: None)

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PICTORANK = str(Path(sys.executable).with_name("pictorank"))  # the installed console script
 DATA = ROOT / "data" / "bliss"
 NO_CLUE_TRAINING = ROOT / "tests" / "no-clue-giver-training-in-tests.csv"  # never created
-SMALL_TRAIN_ROWS, SMALL_STOP_ROWS = 600, 150  # val[:150] stops LightGBM early, val[150:] is held out
+SMALL_TRAIN_ROWS, SMALL_STOP_ROWS = 600, 150  # the session model's train slice; val[:150] gives its saved vocabulary options, val[150:] is held out
 
 class WordHashModel:
     """Stands in for a SentenceTransformer: a text's vector is the normalised sum of fixed random

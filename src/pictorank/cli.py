@@ -34,6 +34,7 @@ from pictorank.suggest.suggester import WIN_BONUS
 from pictorank.suggest.evaluate import evaluate_suggestions, format_report, suggest_for_puzzles
 from pictorank.submission import MAX_ANSWERS, checked_output, validate_submission, write_submission
 from pictorank.train import TrainConfig, train_command
+from pictorank.train.estimate import format_estimate
 
 EXIT_BAD_INPUT = 2
 
@@ -258,12 +259,13 @@ def cmd_train(args: argparse.Namespace) -> int:
     log = (lambda message: None) if args.quiet else (lambda message: print(message, file=sys.stderr))
     encoder = Encoder(cache_dir=cache_dir, max_cached=settings.max_cached_strings)
     metadata = train_command(args.train, args.val, args.hints, args.out, config, encoder, log, force=args.force)
-    overall = metadata["val_metrics"]["overall"]
     print(f"learned position weights (by clue length): {json.dumps(metadata['position_weights'])}")
-    print(
-        f"wrote {args.out}: val score {overall['score']:.4f}, Hits@1 {overall['hits@1']:.4f}, "
-        f"MRR {overall['mrr']:.4f}; trained in {metadata['seconds']['total_training']:.0f} s"
-    )
+    print(format_estimate(metadata["train_cv"]))
+    report = metadata["held_out_report"]
+    held_out = "" if report is None else (
+        f"held-out val (scored once) score {report['overall']['score']:.4f}, Hits@1 {report['overall']['hits@1']:.4f}, "
+        f"MRR {report['overall']['mrr']:.4f}; ")
+    print(f"wrote {args.out}: {held_out}trained in {metadata['seconds']['total_training']:.0f} s")
     _prepare_clue_giver(args, settings.model_copy(update={"cache_dir": cache_dir}), log)
     if not args.no_lexicon:
         _prepare_lexicon(args, settings.model_copy(update={"cache_dir": cache_dir}), log)
@@ -547,7 +549,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     train = commands.add_parser("train", help="train the learned ranker and write a model directory")
     train.add_argument("--train", required=True, help="training puzzles CSV with answers")
-    train.add_argument("--val", required=True, help="validation puzzles CSV with answers (early stopping, metrics)")
+    train.add_argument("--val", help="held-out puzzles CSV with answers, scored once after training (the held-out "
+                       "report); no training choice reads it (optional)")
     train.add_argument("--hints", required=True, help="hint_descriptions.csv (hintID,description)")
     train.add_argument("--out", required=True, help="model directory to write (replaced atomically)")
     _add_force_arg(train, "--out DIR")

@@ -16,7 +16,7 @@ from pictorank.ranker import SeedRanker
 from pictorank.suggest import ClueModel, Suggester, fit_or_load, is_valid_clue
 from pictorank.suggest.glossary import GLOSSARY
 from pictorank.suggest.evaluate import agreement, evaluate_suggestions, suggest_for_puzzles
-from pictorank.suggest.suggester import READER_WEIGHT
+from pictorank.suggest.suggester import READER_WEIGHT, first_choice
 
 SLICE = 300  # train rows: enough for 2 folds, fitted in seconds
 SMALL = {"folds": 2, "trees": 30, "tower_epochs": 2}
@@ -121,11 +121,49 @@ def test_an_unlearned_method_has_no_reader(encoder, vocab) -> None:
     assert serving_encoders(None, CommonSettings(), base=encoder) == Encoders(encoder)
 
 
-def test_a_train_word_gets_its_clue_back_marked_known(suggester: Suggester, train_puzzles, vocab) -> None:
-    puzzle = next(p for p in train_puzzles[:SLICE] if len(set(p.hints)) == len(p.hints) and len(p.hints) <= 4)
-    first = suggester.suggest(puzzle.answer, top=2)[0]
-    assert first.known and first.descriptions == vocab.describe(puzzle.hints)
-    assert not any(s.known for s in suggester.suggest(puzzle.answer, top=3, use_known=False))
+def _single_clue_words(train_puzzles, vocab) -> list:
+    """Train puzzles of the slice whose answer has this one clue there, a clue the rules allow."""
+    count: dict[str, int] = {}
+    for p in train_puzzles[:SLICE]:
+        count[p.answer] = count.get(p.answer, 0) + 1
+    return [p for p in train_puzzles[:SLICE] if count[p.answer] == 1 and len(set(p.hints)) == len(p.hints) <= 4
+            and is_valid_clue(vocab.describe(p.hints), p.answer)]
+
+
+def test_a_train_clue_comes_first_only_when_the_guesser_picks_its_word(suggester: Suggester, train_puzzles,
+                                                                     vocab) -> None:
+    """A train word gets its stored clue back first (marked known) when the guesser ranks the word
+    first with it against the puzzle's other options; otherwise a clue made for the word leads."""
+    outcomes: dict[bool, object] = {}
+    for puzzle in _single_clue_words(train_puzzles, vocab)[:40]:
+        avoid = [o for o in puzzle.options if o != puzzle.answer]
+        wins = suggester.explain(puzzle.answer, avoid, list(puzzle.hints)).rank == 1
+        outcomes.setdefault(wins, (puzzle, avoid))
+        if len(outcomes) == 2:
+            break
+    assert set(outcomes) == {True, False}, "the slice should hold a stored clue of each kind"
+    puzzle, avoid = outcomes[True]
+    first = suggester.suggest(puzzle.answer, avoid, top=3)[0]
+    assert first.known and first.descriptions == vocab.describe(puzzle.hints) and first.rank == 1
+    puzzle, avoid = outcomes[False]
+    suggestions = suggester.suggest(puzzle.answer, avoid, top=20)
+    assert suggestions[0].descriptions != vocab.describe(puzzle.hints) and not suggestions[0].known
+    stored = [s for s in suggestions if s.known]
+    assert all(s.rank > 1 for s in stored) and suggestions[len(suggestions) - len(stored):] == stored  # last
+    assert not any(s.known for s in suggester.suggest(puzzle.answer, avoid, top=3, use_known=False))
+
+
+def test_first_choice_over_the_judged_clues_is_what_suggest_gives(suggester: Suggester) -> None:
+    """Benches choose the knobs by re-weighing `judged` clues: with the suggester's own knobs that
+    must give suggest's first clue, and other knobs must be able to give another one."""
+    for word, avoid in (("sunflower", ["rose", "sun", "tulip"]), ("credit card", ["money", "bank"])):
+        judged = suggester.judged(word, avoid, use_known=False)
+        [first] = suggester.suggest(word, avoid, top=1, use_known=False)
+        chosen = first_choice(judged, suggester.reader_weight, suggester.win_bonus)
+        assert [suggester.model.descriptions_[i] for i in chosen.pictograms] == first.descriptions
+        assert (chosen.rank, chosen.margin) == (first.rank, pytest.approx(first.margin))
+    assert first_choice(judged, 0.0, 0.0).pictograms == max(judged, key=lambda c: c.likeness).pictograms
+    assert first_choice(judged, 0.0, math.inf).margin > 0 or not any(c.margin > 0 for c in judged)
 
 
 def test_without_avoid_the_nearest_answers_stand_in(suggester: Suggester, encoder) -> None:

@@ -95,10 +95,11 @@ def test_cli_train_writes_a_model_that_evaluate_uses(tmp_path, data_dir, capsys,
     assert main(args + common + ["--no-finetune", "--no-lexicon"]) == 0
     assert not (tmp_path / "m" / "lexicon.npz").exists()
     out = capsys.readouterr().out
-    assert "learned position weights" in out and "val score" in out
+    assert "learned position weights" in out and "train-CV" in out and "held-out val (scored once) score" in out
     metadata = json.loads((tmp_path / "m" / "metadata.json").read_text())
     assert len(metadata["training_files"]["train"]["sha256"]) == 64
-    assert {"overall", "by_subtask"} <= set(metadata["val_metrics"])
+    assert {"overall", "by_subtask"} <= set(metadata["held_out_report"])
+    assert {"hits@1", "hits@1_se", "score", "mrr", "per_fold"} <= set(metadata["train_cv"])
     assert main(["evaluate", "--input", str(tmp_path / "val.csv"), "--model", str(tmp_path / "m"), "--json"] + common) == 0
     assert json.loads(capsys.readouterr().out)["method"] == "learned"
     _a_service_of_the_model_finds_its_clue_model(tmp_path, hints, monkeypatch)

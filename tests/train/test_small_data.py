@@ -84,7 +84,7 @@ def test_tiny_training_sets_train_and_rank(word_encoder, n_answers):
     """Down to two answers: folds, CV folds and leaves shrink, and the ranker still ranks."""
     train, val = clues(n_answers), clues(8, per_answer=1)
     logged: list[str] = []
-    tables = build_tables(train, val, word_encoder, TrainConfig(**FAST), logged.append)
+    tables = build_tables(train, word_encoder, TrainConfig(**FAST), logged.append)
     assert set(tables.folds.tolist()) <= set(range(min(3, n_answers)))
     if n_answers < 3:
         assert any("small training set" in line and "folds instead of 3" in line for line in logged)
@@ -111,19 +111,19 @@ def test_unfamiliar_rows_hold_out_the_answer_kind_and_redraw_options_from_it(wor
 
 
 def test_the_tables_mark_the_unfamiliar_rows_and_off_means_none(word_encoder):
-    train, val = clues(8, per_answer=2), clues(8, per_answer=1)
-    with_far = build_tables(train, val, word_encoder, TrainConfig(**FAST, answer_kinds=4), QUIET)
+    train = clues(8, per_answer=2)
+    with_far = build_tables(train, word_encoder, TrainConfig(**FAST, answer_kinds=4), QUIET)
     assert with_far.familiar.tolist() == [True] * len(train) + [False] * len(train)
     assert len(with_far.X_train) == len(with_far.y_train) == with_far.sizes_train.sum()
-    without = build_tables(train, val, word_encoder, TrainConfig(**FAST, unfamiliar_groups=0), QUIET)
+    without = build_tables(train, word_encoder, TrainConfig(**FAST, unfamiliar_groups=0), QUIET)
     assert without.familiar.all() and len(without.sizes_train) == len(train)
 
 
 def test_training_on_a_small_set_is_deterministic(word_encoder):
-    train, val = clues(8, per_answer=2), clues(8, per_answer=1)
+    train = clues(8, per_answer=2)
     config = TrainConfig(**FAST, answer_kinds=4)
-    one = fit_ranker_from_tables(build_tables(train, val, word_encoder, config, QUIET), config, QUIET)
-    two = fit_ranker_from_tables(build_tables(train, val, word_encoder, config, QUIET), config, QUIET)
+    one = fit_ranker_from_tables(build_tables(train, word_encoder, config, QUIET), config, QUIET)
+    two = fit_ranker_from_tables(build_tables(train, word_encoder, config, QUIET), config, QUIET)
     assert one.booster.model_to_string() == two.booster.model_to_string()
 
 
@@ -139,6 +139,6 @@ def test_a_set_whose_held_out_rankings_are_all_right_trains_without_a_confidence
     logged: list[str] = []
     metadata = train_command(tmp_path / "train.csv", tmp_path / "val.csv", hints, tmp_path / "m",
                              TrainConfig(**FAST), word_encoder, logged.append)
-    assert metadata["val_calibration"] is None
+    assert metadata["held_out_report"]["calibration"] is None
     assert any("no confidence calibration" in line for line in logged)
     assert (tmp_path / "m" / "ranker.json").is_file()

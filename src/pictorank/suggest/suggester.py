@@ -19,22 +19,24 @@ to make a guesser pick the word over the words it must not be confused with.
    embeddings of the joined clue and of the word. The per-pictogram probabilities of steps 1-3
    judge pictograms one at a time; the reader judges the clue as a whole, the way people's clues
    were read in training. On Bliss val it raises set F1, and with no bonus seed Hits@1 too (a
-   clue that reads as the word is also guessed more often). READER_WEIGHT 1 is not tuned (0.5
-   and 2 did no better). The word is read as the clue model reads it, with its WordNet gloss
+   clue that reads as the word is also guessed more often). READER_WEIGHT is chosen on train
+   folds with the other knobs (below). The word is read as the clue model reads it, with its WordNet gloss
    (on val a little more set F1 for about the same seed Hits@1). Figures:
    docs/experiments/clue-giver.md.
 6. Clues are ordered by likeness + `win_bonus` if the guesser puts the word first (ties and
    losers by how close the word came). The bonus is the one knob between human likeness and
-   guessability. Its default, 0.3, was chosen on train alone for the clue-giver's goal (clues as
-   human-like as they can be while the seed guesser picks the word at least 80% of the time):
-   with the clue model fitted on four fifths of train's words and no reader (it has read every
-   train clue), each of three splits gives the smallest bonus at which the other fifth's seed
-   Hits@1 reaches the goal; the largest of the three is the default. Before the clue model read
-   glosses the same procedure chose a smaller bonus (its clues were less like people's and
-   guessed more often). Figures: docs/experiments/clue-giver.md; Bliss val with the reader:
-   README, "Where it stands". inf puts every winner first.
-   Likeness lies in [0, 2] (a reader adds at most 1), so 0.3 lets a loser keep first place only
-   when it is more human-like than every winner by more than that.
+   guessability. inf puts every winner first.
+   The knobs (the bonus, the reader's weight, the main ideas and specifiers tried) are chosen on
+   train alone, never on val, for the clue-giver's goal (clues as human-like as they can be while
+   the seed guesser picks the word at least 82% of the time): on the ranker's three train folds
+   by answer, a clue model fitted on two folds and the reader fine-tuned on them clue the third
+   fold's words; of the settings whose mean seed Hits@1 reaches the goal, the one with the
+   highest main idea + set F1 is the default (bench/clue_knobs.py; figures:
+   docs/experiments/clue-giver.md). Likeness lies in [0, 2] plus the reader's part, so the bonus
+   lets a loser keep first place only when it is more human-like than every winner by more.
+7. A train clue of the word itself (a person's clue, given back as it was) goes first only when
+   the guesser ranks the word first with it; one the guesser misreads goes last, below every
+   clue made for the word.
 """
 
 from __future__ import annotations
@@ -54,12 +56,12 @@ from pictorank.ranker import Ranker, SeedRanker
 from pictorank.suggest.model import ClueModel, PictogramScores
 from pictorank.suggest.rules import check_request, names_word, same_word, words_of
 
-MAIN_IDEAS = 3  # main ideas tried: the model's top 3 hold the human one most of the time on val
-SPECIFIERS = 5  # specifiers tried after each main idea
+MAIN_IDEAS = 3  # main ideas tried (chosen on train folds: step 6)
+SPECIFIERS = 5  # specifiers tried after each main idea (chosen on train folds: step 6)
 SHORTLIST = 10  # candidates the real guesser judges (each is one sentence to encode)
 HARDEST_NEIGHBOURS = 10  # stand-ins for `avoid` when none is given
-WIN_BONUS = 0.3  # likeness a clue gains by making the guesser pick the word (chosen on train: step 6)
-READER_WEIGHT = 1.0  # likeness per unit of the reader's cosine (step 5): both are of order 1, not tuned
+WIN_BONUS = 0.2  # likeness a clue gains by making the guesser pick the word (chosen on train folds: step 6)
+READER_WEIGHT = 0.5  # likeness per unit of the reader's cosine (step 5; chosen on train folds: step 6)
 
 
 @dataclass(frozen=True)
@@ -105,8 +107,24 @@ class Suggestion:
 @dataclass(frozen=True)
 class _Candidate:
     pictograms: tuple[int, ...]  # indices into the model's descriptions
-    likeness: float
+    likeness: float  # steps 1-3: without the reader
     known: bool = False
+    reading: float = 0.0  # step 5: the reader's cosine between the clue and the word (0 without a reader)
+
+
+@dataclass(frozen=True)
+class JudgedClue:
+    """One clue `suggest` chooses among, with what it is chosen by: its likeness without the reader
+    (steps 1-3), the reader's cosine (step 5), the guesser's margin and the word's rank (step 6),
+    and whether it is a train clue of the word (step 7). Benches re-weigh these to choose the knobs
+    on train folds (bench/clue_knobs.py) without suggesting again."""
+
+    pictograms: tuple[int, ...]
+    likeness: float
+    reading: float
+    margin: float
+    rank: int
+    known: bool
 
 
 class Suggester:
@@ -121,6 +139,7 @@ class Suggester:
         ONNX int8 export's vectors are not PyTorch's).
     win_bonus : what winning the guesser is worth in likeness (inf: a winner always beats a loser).
     main_ideas, specifiers, shortlist : candidate counts (see the constants above).
+    reader_weight : likeness per unit of the reader's cosine (step 5).
     reader : an encoder fine-tuned on train clues -> answers (a learned model's, see
         pictorank.encoders.Encoders.finetuned), or None. It must have learned from the same train clues as the
         model, never from the words it will be asked about.
@@ -128,7 +147,8 @@ class Suggester:
 
     def __init__(self, model: ClueModel, vocabulary: HintVocabulary, guesser: Ranker, encoder: Encoder,
                  main_ideas: int = MAIN_IDEAS, specifiers: int = SPECIFIERS, shortlist: int = SHORTLIST,
-                 win_bonus: float = WIN_BONUS, reader: Encoder | None = None) -> None:
+                 win_bonus: float = WIN_BONUS, reader: Encoder | None = None,
+                 reader_weight: float = READER_WEIGHT) -> None:
         if not win_bonus >= 0:
             raise UsageError(f"win_bonus must be 0 or more, not {win_bonus!r}")
         if encoder.model_id != model.encoder.model_id:  # words must be embedded as the model's were
@@ -136,6 +156,7 @@ class Suggester:
                              f"not {encoder.model_id!r}: score with the one it was fitted with")
         self.win_bonus = win_bonus
         self.reader = reader
+        self.reader_weight = reader_weight
         self.model = model
         self.guesser = guesser
         self.encoder = encoder
@@ -158,23 +179,43 @@ class Suggester:
         instead (a game's other options); when empty, the word's nearest train answers stand in.
         `use_known=False` never gives back a train clue of the word (for evaluation)."""
         word, avoid = check_request(word, avoid, max_length, top)
-        vector = self._word_vector(word, avoid)
-        if not avoid:
-            avoid = self.hardest_neighbours(word, vector)
-        allowed = self._allowed(word)
-        scores = self.model.score(word, vector, allowed)
-        candidates = self._candidates(scores, max_length)
-        known = self._known(word, allowed, max_length) if use_known else []
-        options = [word, *avoid]
-        shortlist = known + self._read(word, self._shortlist(candidates, options))
-        judged = self._judge(shortlist, options)
-        order = sorted(range(len(shortlist)), key=lambda i: _preference(shortlist[i], judged[i][0], self.win_bonus))
+        vector, scores, options, shortlist, judged = self._judged(word, avoid, max_length, use_known)
+        order = sorted(range(len(shortlist)),
+                       key=lambda i: _preference(shortlist[i].known, self._total(shortlist[i]), judged[i][0], self.win_bonus))
         chosen, seen = [], set()
         for i in order:
             if shortlist[i].pictograms not in seen:
                 seen.add(shortlist[i].pictograms)
                 chosen.append(self._suggestion(word, vector, shortlist[i], judged[i], len(options), scores))
         return chosen[:top]
+
+    def judged(self, word: str, avoid: Sequence[str] | None = None, max_length: int = 4,
+               use_known: bool = True) -> list[JudgedClue]:
+        """Every clue `suggest` would choose among for `word`, judged, in no particular order."""
+        word, avoid = check_request(word, avoid, max_length, 1)
+        *_, shortlist, judged = self._judged(word, avoid, max_length, use_known)
+        return [JudgedClue(c.pictograms, c.likeness, c.reading, margin, rank, c.known)
+                for c, (margin, rank) in zip(shortlist, judged)]
+
+    def _judged(self, word: str, avoid: list[str], max_length: int, use_known: bool) -> tuple:
+        """Steps 1-5 and the guesser's judgement: the word's vector, its pictogram scores, the
+        options, the shortlist (train clues of the word first) and each one's (margin, rank)."""
+        vector = self._word_vector(word, avoid)
+        if not avoid:
+            avoid = self.hardest_neighbours(word, vector)
+        allowed = self._allowed(word)
+        scores = self.model.score(word, vector, allowed)
+        candidates = self._candidates(scores, max_length)
+        known = self._known(word, allowed, max_length, scores) if use_known else []
+        options = [word, *avoid]
+        stored = {c.pictograms for c in known}  # a candidate that is a train clue of the word is that clue
+        fresh = [c if c.pictograms not in stored else replace(c, known=True) for c in self._shortlist(candidates, options)]
+        shortlist = self._read(word, known + fresh)
+        return vector, scores, options, shortlist, self._judge(shortlist, options)
+
+    def _total(self, candidate: _Candidate) -> float:
+        """The candidate's likeness with the reader's part (step 5)."""
+        return candidate.likeness + self.reader_weight * candidate.reading
 
     def explain(self, word: str, avoid: Sequence[str], hint_ids: Sequence[int]) -> Suggestion:
         """The clue `hint_ids` for `word`, judged and explained as `suggest` judges and explains its
@@ -251,10 +292,11 @@ class Suggester:
         expected_f1 = 2 * float(scores.any[list(clue)].sum()) / (len(clue) + self.model.mean_length_)
         return float(scores.first[clue[0]]) + expected_f1
 
-    def _known(self, word: str, allowed: np.ndarray, max_length: int) -> list[_Candidate]:
-        """Train clues of this very word that follow the rules and fit in max_length."""
+    def _known(self, word: str, allowed: np.ndarray, max_length: int, scores: PictogramScores) -> list[_Candidate]:
+        """Train clues of this very word that follow the rules and fit in max_length, with their
+        likeness (they are judged like any candidate; `_preference` says when one goes first)."""
         return [
-            _Candidate(c.pictograms, float("inf"), known=True)
+            _Candidate(c.pictograms, self._likeness(c.pictograms, scores), known=True)
             for c in self.model.clues_
             if c.answer == word and len(c.pictograms) <= max_length
             and len(set(c.pictograms)) == len(c.pictograms) and allowed[list(c.pictograms)].all()
@@ -287,7 +329,7 @@ class Suggester:
         vectors = self.reader.encode([word, *glosses, *texts])
         target = self.model.reading(vectors[0], vectors[1] if glosses else None)
         cosines = vectors[1 + len(glosses):] @ target
-        return [replace(c, likeness=c.likeness + READER_WEIGHT * float(cos)) for c, cos in zip(candidates, cosines)]
+        return [replace(c, reading=float(cos)) for c, cos in zip(candidates, cosines)]
 
     def _judge(self, candidates: list[_Candidate], options: list[str]) -> list[tuple[float, int]]:
         """Per candidate: the guesser's score of the word minus the best other option's, and the
@@ -314,8 +356,7 @@ class Suggester:
             for position, i in enumerate(candidate.pictograms)
         )
         margin, rank = judged
-        likeness = candidate.likeness if not candidate.known else self._likeness(candidate.pictograms, scores)
-        return Suggestion(word, pictograms, rank, options, margin, likeness, candidate.known)
+        return Suggestion(word, pictograms, rank, options, margin, self._total(candidate), candidate.known)
 
     def _reason(self, index: int, position: int, vector: np.ndarray, scores: PictogramScores) -> str:
         """What the pictogram contributes, from the strongest evidence for it."""
@@ -340,14 +381,22 @@ class Suggester:
         return f"close in meaning to the word (cosine {cosine:.2f})"
 
 
-def _preference(candidate: _Candidate, margin: float, win_bonus: float) -> tuple:
-    """Sort key: train clues of the word first; then by likeness plus the bonus for winning."""
-    if candidate.known:
-        return (0, 0.0, 0.0)
+def first_choice(clues: Sequence[JudgedClue], reader_weight: float, win_bonus: float) -> JudgedClue:
+    """The clue `suggest` puts first among `clues` (as `Suggester.judged` returns them) with these
+    knobs: what a bench needs to try many knobs on one set of judged clues."""
+    return min(clues, key=lambda c: _preference(c.known, c.likeness + reader_weight * c.reading, c.margin, win_bonus))
+
+
+def _preference(known: bool, likeness: float, margin: float, win_bonus: float) -> tuple:
+    """Sort key: a train clue of the word first when the guesser picks the word with it; then
+    the other clues by likeness plus the bonus for winning; last, the train clues it does not
+    pick the word with (a person's clue that the guesser misreads is no clue to offer first)."""
     wins = margin > 0
+    if known:
+        return (0, 0.0, -margin) if wins else (2, 0.0, -margin)
     if math.isinf(win_bonus):
-        return (1, -float(wins), -candidate.likeness if wins else -margin)
-    return (1, -(candidate.likeness + win_bonus * wins), -margin)
+        return (1, -float(wins), -likeness if wins else -margin)
+    return (1, -(likeness + win_bonus * wins), -margin)
 
 
 def _ids_by_description(vocabulary: HintVocabulary, model: ClueModel) -> dict[str, list[int]]:

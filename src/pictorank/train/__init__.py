@@ -1,5 +1,6 @@
 """Training the learned ranker: its knobs (`config`), encoder fine-tuning (`finetune`),
-out-of-fold feature tables (`oof`), LambdaMART (`lambdamart`) and the whole run (`pipeline`)."""
+out-of-fold feature tables (`oof`), LambdaMART with every choice by CV on train (`lambdamart`),
+the train-CV estimate (`estimate`) and the whole run (`pipeline`)."""
 
 from pictorank.train.config import TrainConfig
 from pictorank.train.oof import TrainingTables, build_tables

@@ -46,8 +46,13 @@ class TrainConfig:
         dealt into this many groups, each held out once (one more fine-tuned encoder each);
         0 leaves these rows out.
     hidden_descriptions : share of the train descriptions the unfamiliar rows' tables forget.
-    bag : how many LightGBM boosters (seeds `seed`, `seed` + 1, ...) are fitted and averaged
-        (pictorank.ranker.bag); each stops early on val by itself.
+    cv_folds / grid : the LightGBM settings compared by grouped CV on the OOF train table (folds by
+        answer); the simplest within one standard error of the best is taken.
+    n_estimators / early_stopping_rounds : the most trees a CV fold's booster may grow, and how
+        long it goes on without a better held-out MRR; the final boosters get the median of the
+        chosen setting's stopping points (pictorank.train.lambdamart). Val stops nothing.
+    bag : how many LightGBM boosters (seeds `seed`, `seed` + 1, ...) are fitted on all of train and
+        averaged (pictorank.ranker.bag), each with the trees the CV chose.
     colsample_bytree : the share of the feature columns each tree may split on; "sqrt" is the
         square root of their number (9 of 83), as random forests choose: with the bag, no group of
         columns carries the model alone (pictorank.ranker.bag says why that matters far from home).

@@ -1,9 +1,12 @@
-"""LambdaMART (LightGBM) on the out-of-fold table: parameters by grouped CV, trees by early stopping.
+"""LambdaMART (LightGBM) on the out-of-fold table: every choice by grouped CV on train, none on val.
 
-A small grid is compared by grouped k-fold CV on train; the simplest setting within one standard
-error of the best wins. The final model is a bag of boosters with that setting, one per seed
-(pictorank.ranker.bag), each with its number of trees chosen by early stopping on val. Seeds and
-thread counts are fixed, so two runs give the same model.
+A small grid is compared by grouped k-fold CV on train (folds by answer, each fold's boosters
+stopping early on that fold); the simplest setting within one standard error of the best wins,
+and its number of trees is the median of its folds' early-stopping points. The final model is a
+bag of boosters with that setting and that many trees, one per seed (pictorank.ranker.bag),
+fitted on all of train. Val plays no part: it can only be scored once the model is made, so its
+figures stay an estimate of puzzles no choice saw. Seeds and thread counts are fixed, so two runs
+give the same model.
 """
 
 from __future__ import annotations
@@ -58,8 +61,9 @@ def _fit(model, X: pd.DataFrame, y: np.ndarray, sizes: np.ndarray, X_eval, y_eva
 
 def cv_select(
     X: pd.DataFrame, y: np.ndarray, sizes: np.ndarray, folds: np.ndarray, config: TrainConfig, log: Log
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Pick LightGBM parameters by grouped k-fold CV on the OOF train table (mean held-out MRR)."""
+) -> tuple[dict[str, Any], int, list[dict[str, Any]]]:
+    """Pick LightGBM parameters by grouped k-fold CV on the OOF train table (mean held-out MRR),
+    and their number of trees: the median of the folds' early-stopping points (`chosen_trees`)."""
     row_fold = np.repeat(folds % config.cv_folds, sizes)
     results = []
     for params in config.grid:
@@ -83,7 +87,14 @@ def cv_select(
     # within one standard error of the best CV score is taken (differences below that are noise).
     best = max(results, key=lambda r: r["cv_mrr"])
     chosen = next(r for r in results if r["cv_mrr"] >= best["cv_mrr"] - best["cv_se"])
-    return chosen["params"], results
+    return chosen["params"], chosen_trees(chosen["trees"]), results
+
+
+def chosen_trees(stopping_points: Sequence[int]) -> int:
+    """The final boosters' number of trees: the median of the CV folds' early-stopping points
+    (rounded; at least one). Each fold stopped where its held-out answers were ranked best; the
+    median is the typical point, and one fold's early or late stop does not move it."""
+    return max(1, int(round(float(np.median(stopping_points)))))
 
 
 def bag_seeds(config: TrainConfig) -> list[int]:
@@ -92,36 +103,38 @@ def bag_seeds(config: TrainConfig) -> list[int]:
 
 
 def fit_bag(
-    X: pd.DataFrame, y: np.ndarray, sizes: np.ndarray,
-    X_val: pd.DataFrame, y_val: np.ndarray, sizes_val: np.ndarray,
-    params: dict[str, Any], config: TrainConfig,
-) -> tuple[BoosterBag, list[int]]:
-    """The final LambdaMART bag on all OOF train rows (one booster per seed of `bag_seeds`), and
-    each booster's number of trees, set by early stopping on val."""
-    fitted = [_fit(_ranker(params, config, config.n_estimators, X.shape[1], seed), X, y, sizes,
-                   X_val, y_val, sizes_val, config) for seed in bag_seeds(config)]
-    return BoosterBag([m.booster_ for m in fitted]), [int(m.best_iteration_) for m in fitted]
+    X: pd.DataFrame, y: np.ndarray, sizes: np.ndarray, params: dict[str, Any], trees: int, config: TrainConfig,
+) -> BoosterBag:
+    """The final LambdaMART bag on all OOF train rows: one booster per seed of `bag_seeds`, each
+    with the `trees` the CV chose (no early stopping: there is no held-out set left to stop on)."""
+    fitted = []
+    for seed in bag_seeds(config):
+        model = _ranker(params, config, trees, X.shape[1], seed)
+        fitted.append(model.fit(X, y, group=sizes).booster_)
+    return BoosterBag(fitted)
 
 
 def held_out_scores(
     X: pd.DataFrame, y: np.ndarray, sizes: np.ndarray, folds: np.ndarray,
-    params: dict[str, Any], trees: Sequence[int], config: TrainConfig,
+    params: dict[str, Any], trees: int, config: TrainConfig,
 ) -> list[np.ndarray]:
     """Each training query's scores from a LambdaMART bag that never saw its fold (the CV folds of
-    `cv_select`, grouped by answer), with the final bag's parameters, seeds and numbers of trees.
+    `cv_select`, grouped by answer), with the final bag's parameters, seeds and number of trees.
 
-    These are honest held-out scores for calibrating confidence: scores of the final booster
-    on its own training rows would be overconfident. No early stopping here, since stopping on
-    the held-out fold would tune to it.
+    These are honest held-out scores, for calibrating confidence and for the train-CV estimate of
+    the recipe (pictorank.train.pipeline): scores of the final booster on its own training rows
+    would be overconfident. No early stopping here, since stopping on the held-out fold would
+    tune to it.
     """
     query_fold = folds % config.cv_folds
     row_fold = np.repeat(query_fold, sizes)
     predictions = np.zeros(len(y))
     for k in range(config.cv_folds):
         fit_rows, held_rows = row_fold != k, row_fold == k
-        for seed, count in zip(bag_seeds(config), trees, strict=True):
-            model = _ranker(params, config, max(1, count), X.shape[1], seed)
+        seeds = bag_seeds(config)
+        for seed in seeds:
+            model = _ranker(params, config, max(1, trees), X.shape[1], seed)
             model.fit(X[fit_rows], y[fit_rows], group=sizes[query_fold != k])
-            predictions[held_rows] += model.predict(X[held_rows], num_threads=config.num_threads) / len(trees)
+            predictions[held_rows] += model.predict(X[held_rows], num_threads=config.num_threads) / len(seeds)
     bounds = np.cumsum([0, *sizes])
     return [predictions[bounds[i] : bounds[i + 1]] for i in range(len(sizes))]

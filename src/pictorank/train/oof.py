@@ -4,7 +4,7 @@ that never saw it.
 An encoder that was taught "sun; flower -> sunflower" gives that row a cosine no test row will
 ever get, and LightGBM would learn to trust it. So train is split into folds grouped by answer;
 each fold's features come from an encoder and tables fitted on the other folds, while val and
-test get the encoder and tables fitted on all of train.
+test get the encoder and tables fitted on all of train (the final extractor; nothing here reads val).
 
 Those rows all look like home: every description was used by other train clues, every answer
 has near kin among the fitted folds' answers. A second set of rows (`unfamiliar_features`)
@@ -212,15 +212,13 @@ def final_extractor(
 
 @dataclass
 class TrainingTables:
-    """What the expensive part of training produces; ablations reuse it with fewer columns."""
+    """What the expensive part of training produces, from train alone; ablations reuse it with
+    fewer columns."""
 
     X_train: pd.DataFrame
     y_train: np.ndarray
     sizes_train: np.ndarray
     folds: np.ndarray
-    X_val: pd.DataFrame
-    y_val: np.ndarray
-    sizes_val: np.ndarray
     extractor: FeatureExtractor
     finetuned_model: Any
     seconds: dict[str, float] = field(default_factory=dict)
@@ -233,10 +231,8 @@ class TrainingTables:
         return config.sized_for(self.answers or len(set(self.folds.tolist())), len(self.y_train))[0]
 
 
-def build_tables(
-    train: Sequence[Query], val: Sequence[Query], base_encoder: Encoder, config: TrainConfig, log: Log = print
-) -> TrainingTables:
-    """OOF features of train, final extractor, and features of val.
+def build_tables(train: Sequence[Query], base_encoder: Encoder, config: TrainConfig, log: Log = print) -> TrainingTables:
+    """OOF features of train and the final extractor (fitted on all of train, for val and test).
 
     A small training set gets a smaller recipe (`TrainConfig.sized_for`: fewer folds, smaller
     LightGBM leaves), said in the log; fewer than MIN_ANSWERS distinct answers is a UsageError.
@@ -263,14 +259,9 @@ def build_tables(
         oof_reused += far_reused
     oof_seconds = time.perf_counter() - started
     extractor, model, final_reused = final_extractor(train, base_encoder, config, log)
-    X_val = extractor.transform(val)
-    for encoder in extractor.encoders().values():
-        encoder.flush()
-    y_val, sizes_val = labels_and_sizes(val)
     seconds = {"oof": oof_seconds, "final_features": time.perf_counter() - started - oof_seconds,
                "finetuned_encoders_reused_from_cache": oof_reused + int(final_reused)}
-    return TrainingTables(X_train, y_train, sizes_train, folds, X_val, y_val, sizes_val, extractor, model, seconds, answers,
-                          familiar)
+    return TrainingTables(X_train, y_train, sizes_train, folds, extractor, model, seconds, answers, familiar)
 
 
 def check_trainable(train: Sequence[Query]) -> int:

@@ -9,10 +9,11 @@ each fold's features come from an encoder and tables fitted on the other folds (
 while val and test get the encoder and tables fitted on all of train.
 
 LightGBM's LambdaMART (query groups = rows) then learns from the OOF table; a small grid of
-parameters is compared by grouped k-fold CV on train, and a bag of boosters with that setting
-(one per seed, each tree on a random share of the columns: pictorank.ranker.bag) is fitted, each
-booster's number of trees chosen by early stopping on val. Seeds and thread counts are fixed, so
-two runs give the same model.
+parameters and the number of trees are chosen by grouped k-fold CV on train, and a bag of
+boosters with that setting (one per seed, each tree on a random share of the columns:
+pictorank.ranker.bag) is fitted on all of train. The same CV gives the recipe's train-CV estimate
+(pictorank.train.estimate). Val makes no choice: when given, it is scored once, at the end, and
+stored as the held-out report. Seeds and thread counts are fixed, so two runs give the same model.
 """
 
 from __future__ import annotations
@@ -28,32 +29,37 @@ from pictorank.errors import DataError, UsageError
 from pictorank.evaluation import evaluate_rankings
 from pictorank.evaluation.calibration import expected_calibration_error
 from pictorank.features import selected_features
-from pictorank.puzzles import load_hints, load_puzzles, to_queries
+from pictorank.puzzles import HintVocabulary, Puzzle, load_hints, load_puzzles, to_queries
 from pictorank.query import Query
 from pictorank.ranker import LearnedRanker, Ranking
 from pictorank.ranker.calibration import Calibrator
 from pictorank.train.config import Log, TrainConfig
 from pictorank.train.calibrate import first_is_right, fit_calibrator
+from pictorank.train.estimate import answer_ranks, blended, cv_estimate, format_estimate
 from pictorank.train.lambdamart import column_share, cv_select, fit_bag, held_out_scores
 from pictorank.train.oof import TrainingTables, build_tables, check_trainable, finetuned_model_id
 
 
 def fit_ranker_from_tables(tables: TrainingTables, config: TrainConfig, log: Log = print) -> LearnedRanker:
-    """CV-select parameters, fit LambdaMART on the OOF table, and wrap it all in a LearnedRanker."""
+    """CV-select parameters and trees, fit the LambdaMART bag on the OOF table, and wrap it all in
+    a LearnedRanker whose `training` holds the CV results and the train-CV estimate."""
     config = tables.sized(config)  # a small training set: fewer CV folds, smaller leaves (TrainConfig.sized_for)
     columns = selected_features(config.drop_groups)
     started = time.perf_counter()
-    X, X_val = tables.X_train[columns], tables.X_val[columns]
-    params, cv_results = cv_select(X, tables.y_train, tables.sizes_train, tables.folds, config, log)
-    bag, trees = fit_bag(X, tables.y_train, tables.sizes_train, X_val, tables.y_val, tables.sizes_val, params, config)
-    log(f"LambdaMART {params}: {len(bag)} boosters of {min(trees)}-{max(trees)} trees (early stopping on val), "
+    X = tables.X_train[columns]
+    params, trees, cv_results = cv_select(X, tables.y_train, tables.sizes_train, tables.folds, config, log)
+    bag = fit_bag(X, tables.y_train, tables.sizes_train, params, trees, config)
+    log(f"LambdaMART {params}: {len(bag)} boosters of {trees} trees (the median of the CV folds' early stopping), "
         f"{column_share(config, X.shape[1]):.0%} of the columns a tree")
-    calibrator = _calibrate(tables, X, params, trees, config)
+    scores = held_out_scores(X, tables.y_train, tables.sizes_train, tables.folds, params, trees, config)
+    estimate = _train_cv(tables, scores, config)
+    log(format_estimate(estimate))
+    calibrator = _calibrate(tables, scores, config)
     if calibrator is None:
         log("no confidence calibration: the held-out rankings' first options were all right or all wrong")
     else:
         log(f"confidence calibrated on {calibrator.rows} out-of-fold rankings (first right in {calibrator.accuracy:.1%})")
-    training = {"lgbm_params": params, "cv": cv_results, "trees": trees,
+    training = {"lgbm_params": params, "cv": cv_results, "trees": [trees] * len(bag), "train_cv": estimate,
                 "lgbm_seconds": time.perf_counter() - started}
     # The fine-tuned encoder may be its ONNX export (pictorank.encoders.runtime): the saved model names
     # the weights it came from, as the PyTorch runtime loads them.
@@ -63,68 +69,72 @@ def fit_ranker_from_tables(tables: TrainingTables, config: TrainConfig, log: Log
                          finetuned_id=finetuned_id)
 
 
-def _calibrate(tables: TrainingTables, X, params: dict[str, Any], trees: list[int],
-               config: TrainConfig) -> Calibrator | None:
+def _labels(tables: TrainingTables) -> list[np.ndarray]:
+    bounds = np.cumsum([0, *tables.sizes_train])
+    return [tables.y_train[bounds[i] : bounds[i + 1]] for i in range(len(tables.sizes_train))]
+
+
+def _train_cv(tables: TrainingTables, scores: list[np.ndarray], config: TrainConfig) -> dict[str, Any]:
+    """The recipe's train-CV estimate: the held-out CV scores ranked as the saved model ranks
+    (blended towards cosine when it blends), over the train clues as they are (not the unfamiliar
+    rows), by CV fold."""
+    ranked = blended(scores, tables.X_train) if config.fallback else scores
+    familiar = tables.familiar if tables.familiar is not None else np.ones(len(scores), dtype=bool)
+    return cv_estimate(answer_ranks(ranked, _labels(tables)), tables.folds % config.cv_folds, familiar)
+
+
+def _calibrate(tables: TrainingTables, scores: list[np.ndarray], config: TrainConfig) -> Calibrator | None:
     """Confidence calibration from held-out CV scores of the OOF train table (never the final
     booster's scores of its own training rows, which are overconfident)."""
-    scores = held_out_scores(X, tables.y_train, tables.sizes_train, tables.folds, params, trees, config)
-    bounds = np.cumsum([0, *tables.sizes_train])
-    labels = [tables.y_train[bounds[i] : bounds[i + 1]] for i in range(len(tables.sizes_train))]
-    sorted_scores, correct = first_is_right(scores, labels)
+    sorted_scores, correct = first_is_right(scores, _labels(tables))
     if len(set(correct)) < 2:  # a tiny training set may rank every held-out row right: nothing to calibrate
         return None
     return fit_calibrator(sorted_scores, correct, f"out-of-fold {config.cv_folds}-fold CV scores of the train rows")
 
 
 def fit_learned_ranker(
-    train: Sequence[Query], val: Sequence[Query], encoder: Encoder, config: TrainConfig, log: Log = print
+    train: Sequence[Query], encoder: Encoder, config: TrainConfig, log: Log = print
 ) -> tuple[LearnedRanker, TrainingTables]:
-    """The whole training procedure on queries with answers: OOF tables, then LambdaMART.
-
-    `val` only stops LightGBM early; `pictorank train` and the benches both come through here.
-    """
-    tables = build_tables(train, val, encoder, config, log)
+    """The whole training procedure on queries with answers: OOF tables, then LambdaMART. It sees
+    train only; `pictorank train` and the benches both come through here."""
+    tables = build_tables(train, encoder, config, log)
     return fit_ranker_from_tables(tables, config, log), tables
 
 
 def train_command(
-    train_path: str | Path, val_path: str | Path, hints_path: str | Path, out_dir: str | Path,
+    train_path: str | Path, val_path: str | Path | None, hints_path: str | Path, out_dir: str | Path,
     config: TrainConfig, encoder: Encoder, log: Log = print, force: bool = False,
 ) -> dict[str, Any]:
-    """`pictorank train`: load the files, train, evaluate on val, save the model directory.
+    """`pictorank train`: load the files, train on train alone, save the model directory. With
+    `val_path`, val is scored once, after every choice is made, and stored as `held_out_report`.
 
-    The destination is checked first (`check_replaceable`): minutes of training must not end in
-    a refusal to write.
+    The destination and both files are checked first (`check_replaceable`, answers in every row):
+    minutes of training must not end in a refusal.
     """
-    check_replaceable(out_dir, force, kind="model", inputs=(train_path, val_path, hints_path))
+    paths = {"train": train_path, **({"val": val_path} if val_path is not None else {}), "hints": hints_path}
+    check_replaceable(out_dir, force, kind="model", inputs=tuple(paths.values()))
     started = time.perf_counter()
     vocab = load_hints(hints_path)
-    train_puzzles, val_puzzles = load_puzzles(train_path, vocab), load_puzzles(val_path, vocab)
-    for path, puzzles in ((train_path, train_puzzles), (val_path, val_puzzles)):
-        if any(p.answer is None for p in puzzles):
-            raise DataError(path, None, "answer", "training needs an answer in every row (train/val files)")
-    train, val = to_queries(train_puzzles, vocab), to_queries(val_puzzles, vocab)
+    train_puzzles = _answered(train_path, vocab)
+    val_puzzles = _answered(val_path, vocab) if val_path is not None else None
+    train = to_queries(train_puzzles, vocab)
     try:
         check_trainable(train)  # before any work: fine-tuning would take minutes
     except UsageError as exc:
         raise DataError(train_path, None, "answer", str(exc)) from None
-    ranker, tables = fit_learned_ranker(train, val, encoder, config, log)
+    ranker, tables = fit_learned_ranker(train, encoder, config, log)
     config = tables.sized(config)  # what was really run, for the metadata
     train_seconds = time.perf_counter() - started
-    ranked_val = ranker.rank(val)
-    result = evaluate_rankings(val_puzzles, [r.options for r in ranked_val])
+    val = to_queries(val_puzzles, vocab) if val_puzzles is not None else []
     metadata = {
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "versions": library_versions(),
-        "training_files": {
-            role: {"path": str(path), "sha256": sha256_file(path)}
-            for role, path in (("train", train_path), ("val", val_path), ("hints", hints_path))
-        },
+        "training_files": {role: {"path": str(path), "sha256": sha256_file(path)} for role, path in paths.items()},
         "config": config.to_dict(),
         "seeds": {"seed": config.seed, "torch": config.seed, "numpy": config.seed, "lightgbm": config.seed},
         "position_weights": {str(k): v for k, v in ranker.extractor.position_weights_.items()},
-        "val_metrics": {"overall": result["overall"], "by_subtask": result["by_subtask"]},
-        "val_calibration": _val_calibration(ranker, val, ranked_val),
+        "train_cv": ranker.training["train_cv"],
+        "held_out_report": held_out_report(ranker, val_puzzles, val) if val_puzzles is not None else None,
         "seconds": {**tables.seconds, "total_training": train_seconds},
     }
     # Shipped embedded with the model (ranker.shipped): every description and the training files'
@@ -138,10 +148,27 @@ def train_command(
     return {**ranker.training, **metadata}
 
 
-def _val_calibration(ranker: LearnedRanker, val: Sequence[Query], ranked: list[Ranking]) -> dict[str, Any] | None:
-    """How well the confidence matches val's outcomes (val only stopped LightGBM early);
-    `ranked` as `rank` returns it. None for a model without a confidence (its
-    held-out train rankings were all right or all wrong: nothing to calibrate on)."""
+def _answered(path: str | Path, vocab: HintVocabulary) -> list[Puzzle]:
+    """The puzzles of `path`, every one with its answer (training and the held-out report need them)."""
+    puzzles = load_puzzles(path, vocab)
+    if any(p.answer is None for p in puzzles):
+        raise DataError(path, None, "answer", "training needs an answer in every row (train/val files)")
+    return puzzles
+
+
+def held_out_report(ranker: LearnedRanker, puzzles: Sequence[Puzzle], queries: Sequence[Query]) -> dict[str, Any]:
+    """Val scored once by the finished model: its metrics and how well its confidence matches
+    val's outcomes. Nothing in training reads it back."""
+    ranked = ranker.rank(queries)
+    result = evaluate_rankings(puzzles, [r.options for r in ranked])
+    return {"rows": len(queries), "overall": result["overall"], "by_subtask": result["by_subtask"],
+            "calibration": _calibration(ranker, queries, ranked)}
+
+
+def _calibration(ranker: LearnedRanker, val: Sequence[Query], ranked: list[Ranking]) -> dict[str, Any] | None:
+    """How well the confidence matches val's outcomes; `ranked` as `rank` returns it. None for a
+    model without a confidence (its held-out train rankings were all right or all wrong: nothing
+    to calibrate on)."""
     confidences = [r.confidence for r in ranked]
     if ranker.calibrator is None or any(c is None for c in confidences):
         return None
