@@ -53,10 +53,12 @@ RUN /opt/venv/bin/python -m pip uninstall --quiet --yes hf-xet pip setuptools wh
     && find /opt/venv/lib/python3*/site-packages -name '*.pyi' -delete \
     && cd /opt/venv/lib/python3*/site-packages/onnxruntime && rm -rf transformers tools quantization datasets
 # models/default when the context has one (the glob lets a context without it build too), readable
-# by the service's user whatever the modes it had on the build machine.
+# by the service's user whatever the modes it had on the build machine; without the fine-tuned
+# encoder's PyTorch weights (encoder/), which only a torch install reads: the image runs the
+# ONNX exports, and a load on onnx does not require them.
 COPY README.md model[s] /ctx/models/
 RUN rm /ctx/models/README.md && find /ctx/models -mindepth 1 -maxdepth 1 ! -name default -exec rm -rf {} + \
-    && chmod -R a+rX /ctx/models
+    && rm -rf /ctx/models/default/encoder && chmod -R a+rX /ctx/models
 
 FROM ${BASE_IMAGE}
 ENV PYTHONDONTWRITEBYTECODE=1 \

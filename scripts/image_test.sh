@@ -104,12 +104,13 @@ check_contents() {
 
 # The image's files, counted exactly (buildah's own figure is rounded to a tenth of a GB).
 check_size() {
-    local root megabytes
+    local root megabytes model_megabytes
     root=$(buildah mount "$CONTAINER")
     megabytes=$(du -sb "$root" | awk '{printf "%.0f", $1 / 1e6}')
+    model_megabytes=$(du -sb "$root/app/models/default" | awk '{printf "%.0f", $1 / 1e6}')
     buildah umount "$CONTAINER" >/dev/null
     [ "$megabytes" -le "$MAX_IMAGE_MB" ] || { say "FAIL the image holds $megabytes MB, more than $MAX_IMAGE_MB"; exit 1; }
-    say "ok   the image holds $megabytes MB (at most $MAX_IMAGE_MB), $(du -sm "$MODEL" | cut -f1) MB of them the model folder"
+    say "ok   the image holds $megabytes MB (at most $MAX_IMAGE_MB), $model_megabytes MB of them the model folder"
 }
 
 free_port() {

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from pictorank.errors import ModelError
-from pictorank.artifacts import FORMAT_VERSION, check_versions, library_versions
+from pictorank.artifacts import FORMAT_VERSION, check_files, check_versions, hash_files, library_versions
 
 
 def test_library_versions() -> None:
@@ -102,3 +102,32 @@ def test_a_json_file_nested_too_deep_is_a_model_error(tmp_path) -> None:
     (tmp_path / "clue_model.json").write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(ModelError, match="clue_model.json: missing or corrupt"):
         read_json(tmp_path / "clue_model.json")
+
+
+def test_files_a_load_does_not_read_may_be_left_out_but_not_damaged(tmp_path) -> None:
+    """A serving image leaves out the PyTorch weights an ONNX load does not read; what is there is
+    still checked, and nothing outside the named folders may go missing."""
+    (tmp_path / "encoder").mkdir()
+    (tmp_path / "encoder" / "weights.bin").write_bytes(b"torch")
+    (tmp_path / "model-0.txt").write_text("booster")
+    hashes = hash_files(tmp_path, skip="ranker.json")
+    where = tmp_path / "ranker.json"
+    (tmp_path / "encoder" / "weights.bin").unlink()
+    with pytest.raises(ModelError, match="weights.bin: missing"):
+        check_files(tmp_path, hashes, where)
+    check_files(tmp_path, hashes, where, unread=("encoder",))
+    (tmp_path / "encoder" / "weights.bin").write_bytes(b"tampered")
+    with pytest.raises(ModelError, match="corrupt"):
+        check_files(tmp_path, hashes, where, unread=("encoder",))
+    (tmp_path / "encoder" / "weights.bin").unlink()
+    (tmp_path / "model-0.txt").unlink()
+    with pytest.raises(ModelError, match="model-0.txt: missing"):
+        check_files(tmp_path, hashes, where, unread=("encoder",))
+
+
+def test_only_an_onnx_load_of_a_model_with_exports_skips_the_pytorch_weights() -> None:
+    from pictorank.ranker.learned import unread_folders
+
+    assert unread_folders({"runtime": {"spaces": {}}}, "onnx") == ("encoder",)
+    assert unread_folders({"runtime": {"spaces": {}}}, "torch") == ()
+    assert unread_folders({}, "onnx") == ()  # no exports: the PyTorch weights are what it runs on

@@ -96,13 +96,17 @@ def hash_files(directory: Path, skip: str) -> dict[str, str]:
     }
 
 
-def check_files(directory: Path, hashes: Any, where: Path) -> None:
-    """Every file a model config lists must be there, inside `directory`, with the same sha256."""
+def check_files(directory: Path, hashes: Any, where: Path, unread: Sequence[str] = ()) -> None:
+    """Every file a model config lists must be there, inside `directory`, with the same sha256;
+    except that the files under the folders `unread` (which this load does not read) may be
+    left out. A file that is there is checked all the same."""
     if not isinstance(hashes, dict) or not hashes:
         raise ModelError(f"{where}: no file hashes; not a model directory written by `pictorank train`")
     for name, digest in hashes.items():
         path = inside(directory, name, where)
         if not path.is_file():
+            if any(name.startswith(f"{folder}/") for folder in unread) and not path.exists():
+                continue
             raise ModelError(f"{path}: missing from the model directory; retrain or restore it")
         if sha256_file(path) != digest:
             raise ModelError(f"{path}: corrupt (sha256 differs from the one recorded at training)")

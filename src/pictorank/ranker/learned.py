@@ -252,7 +252,7 @@ class LearnedRanker(Ranker):
         the base model and the fine-tuned weights on PyTorch. `base` lends its disk cache folder and
         memory bound (and on PyTorch is the base encoder itself)."""
         where = directory / CONFIG_FILE
-        check_files(directory, config.get("files"), where)
+        check_files(directory, config.get("files"), where, unread=unread_folders(config, runtime))
         entry = _encoder_entry(config, where)
         shipped = config.get("runtime")
         if shipped is not None and runtime == "onnx":  # no torch: the exported encoders
@@ -378,6 +378,13 @@ def _finetuned_id(entry: Any, where: Path) -> str | None:
     if not isinstance(entry, dict) or not isinstance(entry.get("model_id"), str):
         raise ModelError(f"{where}: encoder.finetuned must be null or an object with 'dir' and 'model_id'")
     return entry["model_id"]
+
+
+def unread_folders(config: dict[str, Any], runtime: str) -> tuple[str, ...]:
+    """The folders of a saved model that loading on `runtime` does not read: on onnx, with the
+    exports the model ships, the fine-tuned encoder's PyTorch weights. A serving install (no
+    torch) can do without them, so an image may leave them out."""
+    return (ENCODER_DIR,) if runtime == "onnx" and config.get("runtime") is not None else ()
 
 
 def _load_finetuned(directory: Path, entry: Any, base: Encoder, where: Path) -> Encoder | None:

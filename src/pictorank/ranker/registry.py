@@ -12,7 +12,7 @@ from pictorank.artifacts import check_files, check_versions
 from pictorank.encoders import Encoder, Encoders, method_encoder
 from pictorank.errors import ModelError, UsageError
 from pictorank.ranker.base import CONFIG_FILE, Ranker
-from pictorank.ranker.learned import LearnedRanker
+from pictorank.ranker.learned import LearnedRanker, unread_folders
 from pictorank.ranker.unlearned import CosineRanker, SeedRanker
 from pictorank.settings import CommonSettings
 
@@ -50,11 +50,12 @@ def read_config(directory: str | os.PathLike) -> dict[str, Any]:
     return config
 
 
-def check_model_dir(directory: Path) -> None:
-    """The checks loading makes before any weights are read: config, versions, file hashes."""
+def check_model_dir(directory: Path, runtime: str = "onnx") -> None:
+    """The checks loading on `runtime` makes before any weights are read: config, versions, file
+    hashes (of the files that runtime reads)."""
     config = read_config(directory)
     if "files" in config:
-        check_files(directory, config["files"], directory / CONFIG_FILE)
+        check_files(directory, config["files"], directory / CONFIG_FILE, unread=unread_folders(config, runtime))
 
 
 def load_encoders(directory: str | os.PathLike, base: Encoder | None = None, runtime: str = "onnx",
@@ -99,7 +100,7 @@ def default_model(settings: CommonSettings) -> tuple[Path | None, str]:
     if not (directory / CONFIG_FILE).is_file():
         return None, f"the default model did not load (no model at {directory})"
     try:
-        check_model_dir(directory)
+        check_model_dir(directory, settings.encoder_runtime)
     except ModelError as exc:
         return None, f"the default model did not load ({exc})"
     return directory, f"{directory} (the default model)"
