@@ -24,7 +24,8 @@ same seed), so that on fold k every method below has seen no clue of fold k's an
 - cross: the cross-encoder fine-tuned on the other folds, alone;
 - X + cross top-k: X's order with its first k options re-ordered by the cross-encoder;
 - X + cross blend: per-puzzle z-scores of X plus w times those of the cross-encoder, w chosen on
-  the other folds' held-out rows (by Hits@1), never on the fold it is scored on.
+  the other folds' held-out rows (by Hits@1), never on the fold it is scored on (with one fold
+  measured, on the other half of it, split by answer).
 
 Val is not read. Each fold's cross-encoder scores and the learned held-out scores are stored
 under --work, so a fold is one short run and the table is printed from what is stored.
@@ -268,16 +269,16 @@ def params_key(params: CrossParams, queries: Sequence[Query]) -> str:
     return digest.hexdigest()[:16]
 
 
-def table(rows: dict[str, dict[str, np.ndarray]], reference: str | None) -> str:
-    """Methods side by side: mean ± standard error, and the paired difference of Hits@1."""
+def table(rows: dict[str, dict[str, np.ndarray]], references: Sequence[str]) -> str:
+    """Methods side by side: mean ± standard error, and the paired differences of Hits@1 from
+    each reference method (with the standard error of the paired difference)."""
     header = f"{'method':<26} {'Hits@1':>15} {'MRR':>15} {'score':>15}"
-    if reference:
-        header += f" {'dHits@1 vs ' + reference:>22}"
+    header += "".join(f" {'dHits@1 vs ' + r:>22}" for r in references)
     lines = [header, "-" * len(header)]
     for name, m in rows.items():
         cells = [f"{m[k].mean():.4f} ± {m[k].std(ddof=1) / math.sqrt(len(m[k])):.4f}" for k in ("hits@1", "mrr", "score")]
         line = f"{name:<26} " + " ".join(f"{c:>15}" for c in cells)
-        if reference:
+        for reference in references:
             d = m["hits@1"] - rows[reference]["hits@1"]
             line += f" {f'{d.mean() * 100:+.1f} ± {d.std(ddof=1) / math.sqrt(len(d)) * 100:.1f} pt':>22}"
         lines.append(line)
@@ -343,6 +344,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def selection_parts(train: Sequence[Query], folds: np.ndarray, measured: list[int]) -> dict[int, str]:
+    """Which part each measured puzzle's blend weight is chosen without: its fold, or, when one
+    fold alone is measured, one of two halves of it split by answer (so that the weight is still
+    chosen on other answers' puzzles than those it is scored on)."""
+    measured_folds = {int(folds[i]) for i in measured}
+    if len(measured_folds) > 1:
+        return {i: f"fold {int(folds[i])}" for i in measured}
+    halves = answer_folds([train[i] for i in measured], 2, 13)
+    return {i: f"half {int(h)} of fold {int(folds[i])}" for i, h in zip(measured, halves)}
+
+
 def report(train: Sequence[Query], folds: np.ndarray, measured: list[int], cosine: Scores, learned: Scores | None,
            cross: Scores, top_k: Sequence[int]) -> str:
     """The table over the measured folds' puzzles, and the blend weights chosen per fold."""
@@ -355,20 +367,20 @@ def report(train: Sequence[Query], folds: np.ndarray, measured: list[int], cosin
         for k in top_k:
             methods[f"{name} + cross top-{k}"] = [rerank_top(first[i], cross[i], k) for i in measured]
         blended, weights = [], []
-        for fold in sorted({int(folds[i]) for i in measured}):
-            others = [i for i in measured if folds[i] != fold]
-            weight = chosen_weight([first[i] for i in others], [cross[i] for i in others], [train[i] for i in others]) \
-                if others else 0.0
-            weights.append(f"fold {fold}: w={weight:g}")
-            blended += [(i, blend(first[i], cross[i], weight)) for i in measured if folds[i] == fold]
+        parts = selection_parts(train, folds, measured)
+        for part in sorted(set(parts.values())):
+            others = [i for i in measured if parts[i] != part]
+            weight = chosen_weight([first[i] for i in others], [cross[i] for i in others], [train[i] for i in others])
+            weights.append(f"{part}: w={weight:g}")
+            blended += [(i, blend(first[i], cross[i], weight)) for i in measured if parts[i] == part]
         order = {i: s for i, s in blended}
         methods[f"{name} + cross blend"] = [order[i] for i in measured]
-        notes.append(f"{name} + cross blend weights, chosen on the other measured folds: " + ", ".join(weights))
+        notes.append(f"{name} + cross blend weights, each chosen without the part it scores: " + ", ".join(weights))
     rows = {name: per_puzzle(s, queries) for name, s in methods.items()}
-    reference = "learned" if learned is not None else "cosine"
+    references = ["cosine", "learned"] if learned is not None else ["cosine"]
     fold_list = sorted({int(folds[i]) for i in measured})
     head = f"Bliss train, held-out fold(s) {fold_list} of 3 (folds by answer): {len(queries)} puzzles"
-    return "\n".join([head, table(rows, reference), *notes])
+    return "\n".join([head, table(rows, references), *notes])
 
 
 if __name__ == "__main__":
