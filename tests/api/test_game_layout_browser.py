@@ -169,12 +169,23 @@ def _tap_hint(page, query: str) -> None:
     page.locator("#hint-results button").first.click()
 
 
+def _wait_for_ranking_of(page, pictograms: int) -> None:
+    """Wait until the chart shows the ranking of a clue of that many pictograms.
+
+    The reply to /rank arrives before the page draws it; until then the previous clue's chart is
+    still on screen and is replaced under any element a test has just found.
+    """
+    page.wait_for_function("n => (document.getElementById('ask-ranking').dataset.for || '').split(',')"
+                           ".filter(Boolean).length === n", arg=pictograms)
+
+
 def test_ask_ranking_is_in_view_after_each_pictogram(server, page, device):
     _open_ask(page, server)
     for n, query in enumerate(["person", "water", "sun", "house"], start=1):
         with page.expect_response("**/rank"):
             _tap_hint(page, query)
         expect(page.locator("#ask-clue .card")).to_have_count(n)
+        _wait_for_ranking_of(page, n)
         expect(page.locator("#ask-chart .bar-row")).to_have_count(10)
         _in_view(page, "#ask-ranking-title")
         _in_view(page, "#ask-chart .bar-row")  # the first word of the ranking
