@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -51,12 +52,17 @@ def _fast_tests_never_load_the_model(request: pytest.FixtureRequest, monkeypatch
     monkeypatch.setattr(pictorank.encoders.memo, "use_offline_environment", refuse)
 
 
-@pytest.fixture(autouse=True)
-def _no_default_model(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture(scope="session", autouse=True)
+def _no_default_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """The default model folder (what `serve` prefers and the clue-giver's command line reads
     with) is made absent, as on a fresh clone: a developer's trained models/default must not
-    change what the tests see. A test that wants one points PICTORANK_DEFAULT_MODEL_DIR at it."""
-    monkeypatch.setenv("PICTORANK_DEFAULT_MODEL_DIR", str(tmp_path_factory.getbasetemp() / "no-default-model"))
+    change what the tests see. A test that wants one points PICTORANK_DEFAULT_MODEL_DIR at it.
+
+    Session-scoped so that it holds before any module's fixture starts a server: a server that
+    found a trained default model would fit a clue model of its own in the background."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PICTORANK_DEFAULT_MODEL_DIR", str(tmp_path_factory.getbasetemp() / "no-default-model"))
+        yield
 
 
 @pytest.fixture(scope="session")
