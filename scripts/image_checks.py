@@ -71,6 +71,16 @@ def same_first_places(base: str, expected_csv: str) -> bool:
                  f"differ: {differ[:5]}" if differ else "")
 
 
+def open_vocabulary(base: str) -> bool:
+    """/rank without options guesses words, from the model folder's lexicon when /health names one."""
+    status, raw, _ = request(base, "/health")
+    health = json.loads(raw) if status == 200 else {}
+    guess = post_json(base, "/rank", {"hint_texts": ["flower", "sun"], "top_k": 5})
+    words = guess.get("ranking", [])
+    return check("/rank without options", guess.get("mode") == "open_vocabulary" and len(words) == 5,
+                 f"guesses {words}; lexicon {health.get('lexicon_size')} words ({health.get('lexicon_source')})")
+
+
 def main(base: str, expected_csv: str | None) -> int:
     results = []
     rank = post_json(base, "/rank", {"hints": [325, 636], "options": ["sunflower", "tulip", "hammer", "river"]})
@@ -81,6 +91,7 @@ def main(base: str, expected_csv: str | None) -> int:
     suggest = post_json(base, "/suggest", {"word": "sunflower", "top": 2}, wait=SUGGEST_WAIT)
     results.append(check("/suggest", len(suggest["suggestions"]) >= 1,
                          f"first clue {[p['description'] for p in suggest['suggestions'][0]['pictograms']]}"))
+    results.append(open_vocabulary(base))
     rerank = post_json(base, "/v1/rerank", {"query": "flower; sun", "documents": ["hammer", "sunflower", "river"]})
     order = [result["index"] for result in rerank["results"]]
     results.append(check("/v1/rerank", order[0] == 1, f"documents in order {order}"))

@@ -127,7 +127,7 @@ start_server() {
     SERVER_PID=$!
     for _ in $(seq 1 600); do
         if curl -fsS "http://127.0.0.1:$PORT/ready" >/dev/null 2>&1; then
-            say "ready in $(python3 -c "print(f'{$(date +%s.%N) - $started:.1f}')") s: $(curl -fsS "http://127.0.0.1:$PORT/ready")"
+            say "ready in $(python3 -c "print(f'{$(date +%s.%N) - $started:.1f}')") s; /health: $(curl -fsS "http://127.0.0.1:$PORT/health")"
             return
         fi
         kill -0 "$SERVER_PID" 2>/dev/null || break
