@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers import WordHashModel
 from pictorank.encoders import Encoder
 
 
@@ -174,3 +175,34 @@ def test_a_cache_that_cannot_be_saved_is_a_warning_not_the_end_of_the_run(tmp_pa
         encoder.flush()
     assert "could not save the embedding cache" in caplog.text
     assert [p.name for p in tmp_path.iterdir()] == ["gone"]
+
+
+def test_stored_vectors_come_back_close_to_the_vectors_quantised() -> None:
+    from pictorank.encoders import StoredVectors
+
+    texts = ["zebra", "horse", "snow"]
+    vectors = WordHashModel(dimension=384).encode(texts)
+    stored = StoredVectors.quantize(texts, vectors)
+    assert stored.codes.dtype == np.int8 and len(stored) == 3 and "horse" in stored and "cat" not in stored
+    assert stored.get("cat") is None
+    for text, vector in zip(texts, vectors):
+        got = stored.get(text)
+        assert got.dtype == np.float32 and abs(np.linalg.norm(got) - 1) < 1e-5
+        assert float(got @ vector) > 0.9999
+    np.testing.assert_allclose(stored.all(), np.stack([stored.get(t) for t in texts]), atol=1e-6)
+    with pytest.raises(ValueError, match="3 texts need int8 codes"):
+        StoredVectors(texts, stored.codes.astype(np.int16), stored.scales)
+
+
+def test_an_encoder_reads_vectors_it_knows_instead_of_encoding_them() -> None:
+    from pictorank.encoders import StoredVectors
+
+    encoder = Encoder(model=WordHashModel(), model_id="word-hash-known")
+    known = StoredVectors.quantize(["zebra", "horse"], WordHashModel().encode(["zebra", "horse"]))
+    encoder.know(known)
+    vectors = encoder.encode(["zebra", "snow", "horse"])
+    assert encoder.encoded_count == 1  # only snow went through the model
+    np.testing.assert_allclose(vectors[0], known.get("zebra"))
+    np.testing.assert_allclose(vectors[1], WordHashModel().encode(["snow"])[0], atol=1e-6)
+    encoder.encode(["zebra", "horse"])
+    assert encoder.encoded_count == 1

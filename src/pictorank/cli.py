@@ -288,17 +288,18 @@ def _prepare_lexicon(args: argparse.Namespace, settings: CommonSettings, log: Ca
 
 def store_lexicon(model_dir: Path, settings: CommonSettings, lexicon_name: str, space: str,
                   vocabulary_files: Sequence[Path]) -> tuple[int, str, float]:
-    """Embed `lexicon_name`'s words and the options of `vocabulary_files` with the model's
-    `space` encoder into model_dir/lexicon.npz; the words stored, the space and the seconds."""
+    """Embed `lexicon_name`'s words and the options of `vocabulary_files` with each of the
+    model's encoders into model_dir/lexicon.npz, to be searched in `space`; the words stored, the
+    space and the seconds."""
     from pictorank.api.service import vocabulary_words
 
     started = time.perf_counter()
     lexicon = load_lexicon(lexicon_name).with_words(vocabulary_words(vocabulary_files, None))
     encoders = serving_encoders(model_dir, settings)
-    encoder = encoders.finetuned if space == "ft" else encoders.base
-    if encoder is None:
+    if space == "ft" and encoders.finetuned is None:
         raise UsageError(f"{model_dir}: the model has no fine-tuned encoder; use --space base")
-    lexicon_store.build(model_dir, lexicon, encoder, space)
+    spaces = {"base": encoders.base} if encoders.finetuned is None else {"base": encoders.base, "ft": encoders.finetuned}
+    lexicon_store.build(model_dir, lexicon, spaces, space)
     return len(lexicon), space, time.perf_counter() - started
 
 
@@ -571,7 +572,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="`wordnet` (the bundled English lexicon, default) or a word list: one word a line, "
                          "optionally a tab and its Zipf frequency")
     lexicon.add_argument("--space", default=lexicon_store.DEFAULT_SPACE, choices=lexicon_store.SPACES,
-                         help=f"the encoder to embed with and search in (default {lexicon_store.DEFAULT_SPACE})")
+                         help=f"the space to search in (default {lexicon_store.DEFAULT_SPACE}); every space of the model is stored")
     lexicon.add_argument("--vocabulary", nargs="*", metavar="CSV",
                          help="puzzle files whose options join the lexicon (default: the bundled train, val and test)")
     _add_cache_args(lexicon)

@@ -30,7 +30,7 @@ def _model(tmp_path, model_id: str = "word-hash-lexicon", stored_by: str | None 
     model_dir = tmp_path / "model"
     CosineRanker(encoder=encoder).save(model_dir)
     embedder = Encoder(model=WordHashModel(), model_id=stored_by or model_id)
-    store.build(model_dir, Lexicon(WORDS, ZIPF, "wordnet"), embedder, "base")
+    store.build(model_dir, Lexicon(WORDS, ZIPF, "wordnet"), {"base": embedder}, "base")
     return model_dir, encoder
 
 
@@ -49,6 +49,23 @@ def test_a_stored_lexicon_is_searched_with_the_data_words(tmp_path) -> None:
     stems = hint_stems(["animal", "stripes", "horse"])
     assert [w for w in body["ranking"] if echoes(w, stems)] == []
     assert len({guess_key(w) for w in body["ranking"]}) == len(body["ranking"])
+
+
+def test_ranking_found_lexicon_words_reads_their_stored_vectors_instead_of_encoding_them(tmp_path) -> None:
+    model_dir, encoder = _model(tmp_path)
+    service = build_service(Settings(model_dir=model_dir, vocabulary_files=[]), base=encoder)
+    before = encoder.encoded_count
+    [ranking] = service.rank([Clue(("animal", "stripes", "horse"), None)])
+    assert ranking.options and set(ranking.options) <= set(WORDS)
+    assert encoder.encoded_count - before <= 3  # the hints at most, never the words found
+
+
+def test_stored_vectors_of_another_encoder_are_not_used_for_ranking(tmp_path, caplog) -> None:
+    model_dir, encoder = _model(tmp_path, stored_by="another-encoder")
+    service = build_service(Settings(model_dir=model_dir, vocabulary_files=[]), base=encoder)
+    before = encoder.encoded_count
+    service.rank([Clue(("animal", "stripes", "horse"), None)])
+    assert encoder.encoded_count - before > 3 and "its words are encoded when ranked" in caplog.text
 
 
 def test_the_frequency_prior_orders_the_open_vocabulary_guesses(tmp_path) -> None:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -14,22 +16,46 @@ def _lexicon() -> Lexicon:
     return Lexicon(("dog", "library (building)", "zebra"), np.array([5.1, 4.8, 3.4], np.float32), "wordnet")
 
 
-def test_stored_embeddings_come_back_with_their_words_and_frequencies(tmp_path) -> None:
-    encoder = Encoder(model=WordHashModel(), model_id="word-hash-lexicon")
-    store.build(tmp_path, _lexicon(), encoder, "base")
+def _encoders() -> dict[str, Encoder]:
+    return {"base": Encoder(model=WordHashModel(), model_id="word-hash-base"),
+            "ft": Encoder(model=WordHashModel(dimension=48), model_id="word-hash-ft")}
+
+
+def test_stored_embeddings_come_back_in_every_space_with_their_words_and_frequencies(tmp_path) -> None:
+    encoders = _encoders()
+    store.build(tmp_path, _lexicon(), encoders, "ft")
     loaded = store.load(tmp_path)
-    assert loaded is not None and loaded.lexicon.words == _lexicon().words and loaded.space == "base"
-    assert loaded.encoder_id == "word-hash-lexicon" and loaded.lexicon.source == "wordnet"
+    assert loaded is not None and loaded.lexicon.words == _lexicon().words and loaded.space == "ft"
+    assert loaded.encoder_ids == {"base": "word-hash-base", "ft": "word-hash-ft"} and loaded.encoder_id == "word-hash-ft"
+    assert loaded.lexicon.source == "wordnet"
     np.testing.assert_allclose(loaded.lexicon.zipf, _lexicon().zipf)
-    expected = encoder.encode(list(_lexicon().words))
-    assert np.abs(loaded.vectors - expected).max() < 0.02  # int8 storage
-    assert (loaded.vectors @ expected.T).argmax(axis=1).tolist() == [0, 1, 2]
+    for space, encoder in encoders.items():
+        expected = encoder.encode(list(_lexicon().words))
+        got = loaded.vectors[space].all()
+        assert np.abs(got - expected).max() < 0.01  # int8 with a scale a row
+        assert (got @ expected.T).argmax(axis=1).tolist() == [0, 1, 2]
+    np.testing.assert_allclose(loaded.search_vectors(), loaded.vectors["ft"].all())
+
+
+def test_the_searched_space_must_be_embedded() -> None:
+    with pytest.raises(ValueError, match="searched space 'ft'"):
+        store.embed(_lexicon(), {"base": _encoders()["base"]}, "ft")
 
 
 def test_a_folder_without_a_lexicon_has_none_and_a_damaged_one_is_refused(tmp_path) -> None:
     assert store.load(tmp_path) is None
-    store.build(tmp_path, _lexicon(), Encoder(model=WordHashModel(), model_id="w"), "ft")
+    store.build(tmp_path, _lexicon(), {"ft": Encoder(model=WordHashModel(), model_id="w")}, "ft")
     path = tmp_path / store.LEXICON_FILE
     path.write_bytes(path.read_bytes()[:-10] + b"0123456789")
     with pytest.raises(ModelError, match="corrupt"):
+        store.load(tmp_path)
+
+
+def test_a_lexicon_stored_by_an_older_pictorank_is_refused_with_how_to_rebuild_it(tmp_path) -> None:
+    store.build(tmp_path, _lexicon(), {"base": _encoders()["base"]}, "base")
+    config_path = tmp_path / store.LEXICON_CONFIG
+    config = json.loads(config_path.read_text())
+    del config["format"]
+    config_path.write_text(json.dumps(config))
+    with pytest.raises(ModelError, match=r"another version of pictorank.*pictorank lexicon --model"):
         store.load(tmp_path)

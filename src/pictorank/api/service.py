@@ -331,8 +331,9 @@ def _lexicon_index(settings: Settings, encoders: Encoders, words: Sequence[str])
     """The open-vocabulary index over the lexicon PICTORANK_OPEN_VOCAB_LEXICON names, with the
     data's words; None when it names none (`none`, or `auto` and the model folder stores none).
 
-    Stored vectors (lexicon.npz, made by this model's encoder) are used as they are; words the
-    store lacks (the data's words, a word list, a lexicon it was not built for) are embedded now.
+    Stored vectors (lexicon.npz, made by this model's encoders) are used as they are, for the
+    search and, handed to the encoders, for ranking the words found; words the store lacks (the
+    data's words, a word list, a lexicon it was not built for) are embedded now.
     """
     choice = settings.open_vocab_lexicon
     stored = lexicon_store.load(settings.model_dir) if settings.model_dir is not None and choice != "none" else None
@@ -344,19 +345,35 @@ def _lexicon_index(settings: Settings, encoders: Encoders, words: Sequence[str])
     encoder = encoders.finetuned if space == "ft" and encoders.finetuned is not None else encoders.base
     lexicon = stored.lexicon if stored is not None else load_lexicon("wordnet" if choice == "auto" else choice)
     known: dict[str, int] = {}
-    if stored is not None and stored.encoder_id != encoder.model_id:
-        log.warning("the stored lexicon was embedded by %s, not the served %s: embedding it anew "
-                    "(`pictorank lexicon --model DIR` stores it again)", stored.encoder_id, encoder.model_id)
-    elif stored is not None:
-        known = {w: i for i, w in enumerate(stored.lexicon.words)}
+    if stored is not None:
+        _hand_stored_vectors(stored, encoders)
+        if stored.encoder_id != encoder.model_id:
+            log.warning("the stored lexicon was embedded by %s, not the served %s: embedding it anew "
+                        "(`pictorank lexicon --model DIR` stores it again)", stored.encoder_id, encoder.model_id)
+        else:
+            known = {w: i for i, w in enumerate(stored.lexicon.words)}
     lexicon = lexicon.with_words(words)
     missing = [w for w in lexicon.words if w not in known]
+    searched = stored.search_vectors() if known else None
     fresh = dict(zip(missing, lexicon_store.embed(Lexicon(tuple(missing), np.zeros(len(missing), np.float32), ""),
-                                                  encoder, space).vectors)) if missing else {}
-    vectors = np.stack([stored.vectors[known[w]] if w in known else fresh[w] for w in lexicon.words])
+                                                  {space: encoder}, space).search_vectors())) if missing else {}
+    vectors = np.stack([searched[known[w]] if w in known else fresh[w] for w in lexicon.words])
     log.info("open-vocabulary lexicon: %d words (%s, %s space; %d embedded at start-up)",
              len(lexicon), lexicon.source, space, len(missing))
     return VocabularyIndex.of_lexicon(lexicon, vectors, encoder)
+
+
+def _hand_stored_vectors(stored: lexicon_store.StoredLexicon, encoders: Encoders) -> None:
+    """Give each served encoder the lexicon's vectors it made itself, so ranking a found word
+    reads its vectors instead of encoding it (what most of an open-vocabulary request cost)."""
+    served = {"base": encoders.base, "ft": encoders.finetuned}
+    for space, vectors in stored.vectors.items():
+        encoder = served.get(space)
+        if encoder is not None and encoder.model_id == stored.encoder_ids[space]:
+            encoder.know(vectors)
+        else:
+            log.warning("the stored lexicon's %s vectors were made by %s, not by the served encoder: its words "
+                        "are encoded when ranked", space, stored.encoder_ids[space])
 
 
 def build_service(settings: Settings, encoders: Encoders | None = None, ranker: Ranker | None = None,

@@ -4,7 +4,8 @@
 - onnx:         ONNX export of a sentence-transformers model, and `OnnxSentenceEncoder` to run it;
 - quantization: `Quantization`, the export precision of each of a model's encoders;
 - runtime:      the choice of runtime (PyTorch or ONNX) and `Encoders`, what a served model reads;
-- locked:       `LockedEncoder`, one encoder shared by a long job and short requests.
+- locked:       `LockedEncoder`, one encoder shared by a long job and short requests;
+- stored:       `StoredVectors`, vectors made ahead of time for a fixed set of strings, in int8.
 """
 
 from pictorank.encoders.locked import Cancelled, LockedEncoder
@@ -12,9 +13,10 @@ from pictorank.encoders.memo import Encoder, base_model_version, load_base_model
 from pictorank.encoders.onnx import OnnxSentenceEncoder, cached_export, export_onnx, read_export_config
 from pictorank.encoders.quantization import DEFAULT_QUANTIZATION, Quantization
 from pictorank.encoders.runtime import Encoders, exported_encoder, method_encoder, runtime_model_id, served_encoder
+from pictorank.encoders.stored import StoredVectors
 
 __all__ = [
     "DEFAULT_QUANTIZATION", "Cancelled", "Encoder", "Encoders", "LockedEncoder", "OnnxSentenceEncoder", "Quantization",
-    "base_model_version", "cached_export", "export_onnx", "exported_encoder", "load_base_model", "load_model_dir",
-    "method_encoder", "read_export_config", "runtime_model_id", "served_encoder",
+    "StoredVectors", "base_model_version", "cached_export", "export_onnx", "exported_encoder", "load_base_model",
+    "load_model_dir", "method_encoder", "read_export_config", "runtime_model_id", "served_encoder",
 ]

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
 
+from pictorank.encoders.stored import StoredVectors
 from pictorank.errors import training_stack
 from pictorank.settings import DEFAULT_MAX_CACHED_STRINGS, use_offline_environment
 
@@ -101,6 +102,7 @@ class Encoder:
         if self.max_cached < 1:
             raise ValueError(f"max_cached must be at least 1, not {self.max_cached}")
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._known: list[StoredVectors] = []  # made ahead of time by this model (a lexicon's)
         self.encoded_count = 0  # strings sent through the model: what the cache saves
         self._unsaved = 0  # encoded strings not yet in the disk cache
         self._load_disk_cache()
@@ -126,7 +128,11 @@ class Encoder:
         for text in dict.fromkeys(texts):
             vector = self._vectors.get(text)
             if vector is None:
-                missing.append(text)
+                vector = self._stored(text)
+                if vector is None:
+                    missing.append(text)
+                else:
+                    found[text] = vector
             else:
                 found[text] = vector
                 self._vectors.move_to_end(text)  # recently used: evicted last
@@ -146,6 +152,19 @@ class Encoder:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         return np.stack([found[t] for t in texts])
+
+    def know(self, stored: StoredVectors) -> None:
+        """Use vectors this same model made ahead of time (a model folder's lexicon) for strings
+        the memo lacks, instead of encoding them. Kept apart from the memo: tens of thousands of
+        words would push out what requests need, and in int8 they take a quarter of the room."""
+        self._known.append(stored)
+
+    def _stored(self, text: str) -> np.ndarray | None:
+        for stored in self._known:
+            vector = stored.get(text)
+            if vector is not None:
+                return vector
+        return None
 
     def _remember(self, vectors: dict[str, np.ndarray]) -> None:
         """Keep `vectors`, forgetting the least recently used strings past `max_cached`."""

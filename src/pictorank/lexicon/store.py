@@ -1,56 +1,76 @@
 """A lexicon's embeddings, stored in the model folder beside the encoders that made them:
 
-    lexicon.npz    the words, their Zipf frequencies and their unit vectors in one space of the
-                   model, as int8 (x127: a quarter of float32's size, and the same neighbours)
-    lexicon.json   the lexicon's source and size, the space and the encoder's id, and the sha256
-                   of lexicon.npz, checked before the vectors are trusted
+    lexicon.npz    the words, their Zipf frequencies and their unit vectors in each of the
+                   model's spaces (base, and ft when it has a fine-tuned encoder), as int8 with a
+                   scale a row (pictorank.encoders.StoredVectors)
+    lexicon.json   the lexicon's source and size, the space searched in, each space's encoder id,
+                   and the sha256 of lexicon.npz, checked before the vectors are trusted
 
 Written by `pictorank train` and `pictorank lexicon --model DIR`, so that a service has the
-faiss index of ~75,000 words at start-up without encoding them (a minute of CPU).
+faiss index of ~75,000 words at start-up without encoding them (a minute of CPU), and ranks a
+clue's candidate words without encoding them either: in open play they are what a request costs.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from pictorank.artifacts import read_json, sha256_file, write_json
-from pictorank.encoders import Encoder
+from pictorank.encoders import Encoder, StoredVectors
 from pictorank.errors import ModelError
 from pictorank.lexicon.words import Lexicon
 
 LEXICON_FILE = "lexicon.npz"
 LEXICON_CONFIG = "lexicon.json"
+FORMAT = 2  # vectors of every space, a scale a row
 SPACES = ("base", "ft")
 DEFAULT_SPACE = "ft"  # the fine-tuned encoder retrieves answers best (docs/experiments/open-vocabulary.md)
-_SCALE = 127.0
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class StoredLexicon:
-    """A lexicon with its unit vectors (float32) in `space`, made by the encoder `encoder_id`."""
+    """A lexicon with its vectors in each stored space, `space` the one searched in.
+
+    vectors : space -> the words' vectors made by that space's encoder.
+    encoder_ids : space -> the id of the encoder that made them.
+    """
 
     lexicon: Lexicon
-    vectors: np.ndarray
+    vectors: Mapping[str, StoredVectors]
     space: str
-    encoder_id: str
+    encoder_ids: Mapping[str, str]
+
+    @property
+    def encoder_id(self) -> str:
+        """The id of the encoder of the searched space."""
+        return self.encoder_ids[self.space]
+
+    def search_vectors(self) -> np.ndarray:
+        """The searched space's unit vectors, float32, one row a word."""
+        return self.vectors[self.space].all()
 
 
-def embed(lexicon: Lexicon, encoder: Encoder, space: str) -> StoredLexicon:
-    """Every word's unit vector in `encoder`'s space; the encoder's memo is not filled (75,000
+def embed(lexicon: Lexicon, encoders: Mapping[str, Encoder], space: str) -> StoredLexicon:
+    """Every word's unit vector in each of `encoders`' spaces; their memos are not filled (75,000
     words would push out what requests need)."""
+    if space not in encoders:
+        raise ValueError(f"the searched space {space!r} is not among the spaces embedded ({', '.join(encoders)})")
     batch = 4096
-    parts = [encoder.model.encode(list(lexicon.words[i : i + batch]), normalize_embeddings=True,
-                                  convert_to_numpy=True, batch_size=256)
-             for i in range(0, len(lexicon), batch)]
-    vectors = np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
-    return StoredLexicon(lexicon, vectors, space, encoder.model_id)
+    vectors = {}
+    for name, encoder in encoders.items():
+        parts = [encoder.model.encode(list(lexicon.words[i : i + batch]), normalize_embeddings=True,
+                                      convert_to_numpy=True, batch_size=256)
+                 for i in range(0, len(lexicon), batch)]
+        vectors[name] = StoredVectors.quantize(lexicon.words, np.concatenate(parts))
+    return StoredLexicon(lexicon, vectors, space, {name: e.model_id for name, e in encoders.items()})
 
 
 def save(directory: Path, stored: StoredLexicon) -> Path:
@@ -58,24 +78,26 @@ def save(directory: Path, stored: StoredLexicon) -> Path:
     encoded = [w.encode("utf-8") for w in stored.lexicon.words]
     path = directory / LEXICON_FILE
     temporary = directory / f".{LEXICON_FILE}.tmp.npz"
+    arrays = {f"{name}_{part}": array for name, vectors in stored.vectors.items()
+              for part, array in (("codes", vectors.codes), ("scales", vectors.scales))}
     np.savez(temporary, words_utf8=np.frombuffer(b"".join(encoded), dtype=np.uint8),
              word_ends=np.cumsum([len(e) for e in encoded], dtype=np.int64),
-             zipf=stored.lexicon.zipf.astype(np.float32),
-             vectors=np.round(stored.vectors * _SCALE).astype(np.int8))
+             zipf=stored.lexicon.zipf.astype(np.float32), **arrays)
     temporary.replace(path)
     write_json(directory / LEXICON_CONFIG, {
-        "source": stored.lexicon.source, "size": len(stored.lexicon), "space": stored.space,
-        "encoder": stored.encoder_id, "files": {LEXICON_FILE: sha256_file(path)},
+        "format": FORMAT, "source": stored.lexicon.source, "size": len(stored.lexicon), "space": stored.space,
+        "encoders": dict(stored.encoder_ids), "files": {LEXICON_FILE: sha256_file(path)},
     })
     return path
 
 
-def build(directory: Path, lexicon: Lexicon, encoder: Encoder, space: str) -> StoredLexicon:
-    """Embed `lexicon` with the model's `space` encoder and store it in the model folder."""
+def build(directory: Path, lexicon: Lexicon, encoders: Mapping[str, Encoder], space: str) -> StoredLexicon:
+    """Embed `lexicon` with each of the model's encoders and store it in the model folder."""
     started = time.perf_counter()
-    stored = embed(lexicon, encoder, space)
+    stored = embed(lexicon, encoders, space)
     save(directory, stored)
-    log.info("embedded %d lexicon words in the %s space in %.1f s", len(lexicon), space, time.perf_counter() - started)
+    log.info("embedded %d lexicon words in the %s space(s) in %.1f s", len(lexicon), ", ".join(encoders),
+             time.perf_counter() - started)
     return stored
 
 
@@ -85,23 +107,28 @@ def load(directory: Path) -> StoredLexicon | None:
     if not config_path.is_file():
         return None
     config = read_json(config_path)
-    if not isinstance(config, dict) or config.get("space") not in SPACES or not isinstance(config.get("files"), dict):
-        raise ModelError(f"{config_path}: not a lexicon config (space and files expected)")
+    rebuild = f"rebuild it with `pictorank lexicon --model {directory}`"
+    if not isinstance(config, dict) or not isinstance(config.get("files"), dict):
+        raise ModelError(f"{config_path}: not a lexicon config (files expected)")
+    if config.get("format") != FORMAT:
+        raise ModelError(f"{config_path}: stored by another version of pictorank (format {config.get('format')}, "
+                         f"this one reads {FORMAT}); {rebuild}")
+    encoder_ids = config.get("encoders")
+    if (not isinstance(encoder_ids, dict) or not encoder_ids or set(encoder_ids) - set(SPACES)
+            or config.get("space") not in encoder_ids):
+        raise ModelError(f"{config_path}: not a lexicon config (its spaces and the searched one expected)")
     path = directory / LEXICON_FILE
     if not path.is_file() or sha256_file(path) != config["files"].get(LEXICON_FILE):
-        raise ModelError(f"{path}: missing or corrupt (sha256 differs from {LEXICON_CONFIG}'s); "
-                         f"rebuild it with `pictorank lexicon --model {directory}`")
+        raise ModelError(f"{path}: missing or corrupt (sha256 differs from {LEXICON_CONFIG}'s); {rebuild}")
     try:
         with np.load(path, allow_pickle=False) as arrays:
             data, ends = arrays["words_utf8"].tobytes(), arrays["word_ends"]
             starts = np.concatenate([[0], ends[:-1]]).astype(np.int64)
             words = tuple(data[a:b].decode("utf-8") for a, b in zip(starts.tolist(), ends.tolist()))
             zipf = arrays["zipf"].astype(np.float32)
-            vectors = arrays["vectors"].astype(np.float32)
+            vectors = {name: StoredVectors(words, arrays[f"{name}_codes"], arrays[f"{name}_scales"])
+                       for name in encoder_ids}
     except (OSError, ValueError, KeyError, EOFError, UnicodeDecodeError) as exc:
         raise ModelError(f"{path}: corrupt lexicon ({type(exc).__name__}: {exc})") from None
-    if len(vectors) != len(words):
-        raise ModelError(f"{path}: {len(vectors)} vectors for {len(words)} words")
-    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
     lexicon = Lexicon(words, zipf, str(config.get("source", "unknown")))
-    return StoredLexicon(lexicon, vectors, config["space"], str(config.get("encoder", "")))
+    return StoredLexicon(lexicon, vectors, config["space"], {k: str(v) for k, v in encoder_ids.items()})
