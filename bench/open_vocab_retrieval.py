@@ -1,20 +1,28 @@
 """How open-vocabulary mode should retrieve its candidates, measured on train puzzles only.
 
-    .venv/bin/python bench/open_vocab_retrieval.py --model DIR [--split train] [--limit N]
-                                                   [--rank VARIANT ...] [--out FILE.json]
+    .venv/bin/python bench/open_vocab_retrieval.py --model DIR [--folds] [--limit N]
+                                                   [--derivations FILE] [--rank VARIANT ...] [--out FILE.json]
 
 Every variant retrieves from the same lexicon-only index as bench/open_vocab.py (the data's
 words left out), drops echoes of the hints and repeated forms as the service does
 (pictorank.lexicon.playable), and is scored on the same puzzles: those whose answer is in the
-lexicon. First the retrieval ceiling (answer among the first N candidates) of every variant at
-N = 100, 150 and 200, cheap; then, for the variants named by --rank, the learned model's
-Hits@1 / Hits@10 / MRR over its candidates with the service's frequency prior, each variant
-ranked by the same code. Every figure is printed with its paired difference from the service's
-recipe (joined hints, fine-tuned space, 100 candidates) and that difference's standard error,
-clustered by answer (the puzzles of one answer are not independent).
+lexicon. The variants: the query (joined hints, the ranker's position-weighted pooling of hint
+vectors, their mean, joined + pooled, a union of joined and per-hint searches), the space (base,
+fine-tuned, blends of the two), CSLS (a word's hubness subtracted from its cosine) and the echo
+rule (with WordNet's derivational links, `--derivations`, or as it was before WordNet's
+irregular forms). First the retrieval ceiling (answer among the first N candidates) of every
+variant at N = 100, 150 and 200, cheap; then, for the variants named by --rank (name@N), the
+learned model's Hits@1 / Hits@10 / MRR over its candidates with the service's frequency prior,
+each variant ranked by the same code. Every figure is printed with its paired difference from
+the service's recipe before this bench (joined hints, fine-tuned space, 100 candidates, old
+echo rule) and that difference's standard error, clustered by answer (the puzzles of one
+answer are not independent).
 
-The fine-tuned encoder and the ranker learned from train, so train figures are in-sample; the
-comparison is between variants measured identically, which is what a choice needs.
+The model's fine-tuned encoder learned from train, so its train figures are in-sample and
+favour the joined text it was trained on. `--folds` retrieves instead in the spaces of fold
+encoders fine-tuned as training fine-tunes its out-of-fold encoders (its folds by answer, one
+epoch), each puzzle in the space of the encoder that never saw its answer (ceilings only; the
+weights and lexicon vectors are kept under /tmp/pictorank-h34-fold*).
 """
 
 from __future__ import annotations
@@ -39,10 +47,11 @@ from pictorank.lexicon import guess_key, matches, playable, with_prior, without_
 from pictorank.lexicon import echo
 from pictorank.lexicon import store as lexicon_store
 from pictorank.lexicon.echo import read_forms
-from pictorank.puzzles import load_puzzles
+from pictorank.puzzles import load_puzzles, to_queries
 from pictorank.query import Query, joined_text
 
 SIZES = (100, 150, 200)
+CSLS_WEIGHTS = (0.25, 0.5, 0.75)  # 0.5 is CSLS proper: 2 cos - hub, halved
 BASELINE = "joined, old echo"  # the service's recipe before this bench
 
 
@@ -73,9 +82,10 @@ def interleave(lists: Sequence[Sequence[str]]) -> list[str]:
 
 def retrieve(ft_encode: Callable[[list[str]], np.ndarray], ft_vectors: np.ndarray,
              base_encode: Callable[[list[str]], np.ndarray], base_vectors: np.ndarray,
-             hints: Sequence[tuple[str, ...]], weights: dict[int, list[float]], words: Sequence[str]
-             ) -> dict[str, list[list[str]]]:
-    """Every variant's nearest words for each clue (deep enough for the largest size after echoes go)."""
+             hints: Sequence[tuple[str, ...]], weights: dict[int, list[float]], words: Sequence[str],
+             hub: np.ndarray | None = None) -> dict[str, list[list[str]]]:
+    """Every variant's nearest words for each clue (deep enough for the largest size after echoes go).
+    `hub`: each word's hubness in the fine-tuned space (`hubness`), for the CSLS variants."""
     joined_ft = ft_encode([joined_text(h) for h in hints])
     joined_base = base_encode([joined_text(h) for h in hints])
     hint_ft = [ft_encode(list(h)) for h in hints]
@@ -95,7 +105,29 @@ def retrieve(ft_encode: Callable[[list[str]], np.ndarray], ft_vectors: np.ndarra
         both = np.hstack([np.sqrt(a) * base_vectors, np.sqrt(1 - a) * ft_vectors])
         queries = np.hstack([np.sqrt(a) * joined_base, np.sqrt(1 - a) * joined_ft])
         retrieved[f"blend{a}"] = top_words(both, queries, words, deep)
+    if hub is not None:
+        for weight in CSLS_WEIGHTS:
+            # cos(q, w) - weight * hub(w) as one inner product: the query gets a last coordinate of 1
+            shifted = np.hstack([ft_vectors, -weight * hub[:, None]]).astype(np.float32)
+            queries = np.hstack([joined_ft, np.ones((len(joined_ft), 1), np.float32)])
+            retrieved[f"csls{weight}"] = top_words(shifted, queries, words, deep)
     return retrieved
+
+
+def hubness(vectors: np.ndarray, words: Sequence[str], clue_vectors: np.ndarray, clue_answers: Sequence[str],
+            k: int = 10) -> np.ndarray:
+    """Each word's mean cosine to its `k` nearest training clues, its own clues left out (as the
+    ranker's hub_* columns compute it: pictorank.features.hubness)."""
+    rows_of: dict[str, list[int]] = defaultdict(list)
+    for i, answer in enumerate(clue_answers):
+        rows_of[guess_key(answer)].append(i)
+    hub = np.empty(len(words), np.float32)
+    for start in range(0, len(words), 4096):
+        sims = vectors[start : start + 4096] @ clue_vectors.T
+        for j, word in enumerate(words[start : start + 4096]):
+            sims[j, rows_of.get(guess_key(word), [])] = -1.0
+        hub[start : start + 4096] = np.partition(sims, -k, axis=1)[:, -k:].mean(axis=1)
+    return hub
 
 
 def out_of_fold(puzzles, vocab, hints, words, base_vectors, base, weights, settings) -> dict[str, list[list[str]]]:
@@ -103,7 +135,6 @@ def out_of_fold(puzzles, vocab, hints, words, base_vectors, base, weights, setti
     training's own folds (answer_folds, its seed) and its fold encoders' recipe (oof_epochs),
     fine-tuned here on the whole train file's other folds, run in PyTorch (fp32)."""
     from pictorank.encoders.memo import load_base_model, load_model_dir
-    from pictorank.puzzles import to_queries
     from pictorank.train.config import TrainConfig
     from pictorank.train.finetune import finetune
     from pictorank.train.oof import answer_folds
@@ -137,7 +168,9 @@ def out_of_fold(puzzles, vocab, hints, words, base_vectors, base, weights, setti
             ft_vectors = np.concatenate([encode(list(words[i : i + 4096])) for i in range(0, len(words), 4096)])
             np.save(vectors_file, ft_vectors)
         rows = rows_by_fold[k]
-        found = retrieve(encode, ft_vectors, base.encode, base_vectors, [hints[i] for i in rows], weights, words)
+        inside = [q for q, f in zip(everything, folds) if f != k]
+        hub = hubness(ft_vectors, words, encode([joined_text(q.hints) for q in inside]), [q.answer for q in inside])
+        found = retrieve(encode, ft_vectors, base.encode, base_vectors, [hints[i] for i in rows], weights, words, hub)
         for name, lists in found.items():
             retrieved.setdefault(name, [[] for _ in puzzles])
             for i, ranked in zip(rows, lists):
@@ -210,7 +243,9 @@ def main() -> None:
     if args.folds:
         retrieved = out_of_fold(puzzles, served.vocab, hints, words, base_vectors, base, weights, settings)
     else:
-        retrieved = retrieve(ft.encode, ft_vectors, base.encode, base_vectors, hints, weights, words)
+        train = to_queries(load_puzzles(settings.data_dir / "train.csv", served.vocab), served.vocab)
+        hub = hubness(ft_vectors, words, ft.encode([joined_text(q.hints) for q in train]), [q.answer for q in train])
+        retrieved = retrieve(ft.encode, ft_vectors, base.encode, base_vectors, hints, weights, words, hub)
     print(f"retrieval of every variant took {time.perf_counter() - started:.0f} s", file=sys.stderr)
 
     playable_lists = {name: [playable(h, found) for h, found in zip(hints, lists)] for name, lists in retrieved.items()}
