@@ -30,3 +30,12 @@ def test_clustered_standard_error_counts_an_answer_once_not_per_puzzle() -> None
     # two answers of two puzzles each, alike within an answer: in effect two observations, not four
     assert bench.clustered_se(values, ["a", "a", "c", "c"]) > independent
     assert bench.clustered_se(np.zeros(4), ["a", "a", "c", "c"]) == 0.0
+
+
+def test_hubness_is_the_mean_cosine_to_the_nearest_clues_other_than_the_words_own() -> None:
+    words = ["snow", "ice"]
+    vectors = np.array([[1.0, 0.0], [0.0, 1.0]])
+    clues = np.array([[1.0, 0.0], [0.8, 0.6], [0.0, 1.0]])
+    hub = bench.hubness(vectors, words, clues, ["snow (weather)", "rain", "hail"], k=2)
+    assert hub[0] == pytest.approx((0.8 + 0.0) / 2)  # its own clue (answer "snow (weather)") left out
+    assert hub[1] == pytest.approx((1.0 + 0.6) / 2)
