@@ -21,8 +21,9 @@ answer are not independent).
 The model's fine-tuned encoder learned from train, so its train figures are in-sample and
 favour the joined text it was trained on. `--folds` retrieves instead in the spaces of fold
 encoders fine-tuned as training fine-tunes its out-of-fold encoders (its folds by answer, one
-epoch), each puzzle in the space of the encoder that never saw its answer (ceilings only; the
-weights and lexicon vectors are kept under /tmp/pictorank-h34-fold*).
+epoch), each puzzle in the space of the encoder that never saw its answer (ceilings only). Fold weights,
+their lexicon vectors and the base space's lexicon vectors are kept under /tmp/pictorank-h34-*
+for the next run: delete them when the model or the lexicon changes.
 """
 
 from __future__ import annotations
