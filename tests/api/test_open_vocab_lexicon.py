@@ -24,13 +24,14 @@ WORDS = ("zebra horse animal", "zebu", "stripes", "animal", "horse", "cold snow"
 ZIPF = np.array([3.4, 1.8, 3.9, 4.9, 4.6, 3.0, 4.7, 5.0, 4.9, 3.5], np.float32)
 
 
-def _model(tmp_path, model_id: str = "word-hash-lexicon", stored_by: str | None = None):
+def _model(tmp_path, model_id: str = "word-hash-lexicon", stored_by: str | None = None,
+           lexicon: Lexicon = Lexicon(WORDS, ZIPF, "wordnet")):
     """A cosine model folder over the stand-in encoder, with a stored lexicon."""
     encoder = Encoder(model=WordHashModel(), model_id=model_id)
     model_dir = tmp_path / "model"
     CosineRanker(encoder=encoder).save(model_dir)
     embedder = Encoder(model=WordHashModel(), model_id=stored_by or model_id)
-    store.build(model_dir, Lexicon(WORDS, ZIPF, "wordnet"), {"base": embedder}, "base")
+    store.build(model_dir, lexicon, {"base": embedder}, "base")
     return model_dir, encoder
 
 
@@ -66,6 +67,14 @@ def test_stored_vectors_of_another_encoder_are_not_used_for_ranking(tmp_path, ca
     before = encoder.encoded_count
     service.rank([Clue(("animal", "stripes", "horse"), None)])
     assert encoder.encoded_count - before > 3 and "its words are encoded when ranked" in caplog.text
+
+
+def test_an_irregular_form_of_a_hint_word_is_never_a_candidate(tmp_path) -> None:
+    words = ("freeze", "froze", "frozen water", "freezer", "ice", "water ice")
+    model_dir, encoder = _model(tmp_path, lexicon=Lexicon(words, np.full(len(words), 3.0, np.float32), "wordnet"))
+    service = build_service(Settings(model_dir=model_dir, vocabulary_files=[]), base=encoder)
+    [candidates] = service.candidates([("water", "frozen")])
+    assert sorted(candidates) == ["freezer", "ice", "water ice"]  # a derivation and new words stay
 
 
 def test_the_frequency_prior_orders_the_open_vocabulary_guesses(tmp_path) -> None:

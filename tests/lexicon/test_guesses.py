@@ -1,7 +1,10 @@
 from __future__ import annotations
 
 from pictorank.lexicon import playable, with_prior
-from pictorank.lexicon.echo import echoes, hint_stems, stem
+import gzip
+from pathlib import Path
+
+from pictorank.lexicon.echo import echoes, hint_stems, irregular_inflections, read_forms, stem
 
 
 def test_a_guess_that_restates_a_hint_is_an_echo() -> None:
@@ -11,6 +14,29 @@ def test_a_guess_that_restates_a_hint_is_an_echo() -> None:
     stems = hint_stems(["person", "fire", "water hose"])
     assert echoes("fire hose", stems) and echoes("hose", stems) and not echoes("firefighter", stems)
     assert stem("running") == stem("run") and stem("flies") == stem("fly") and stem("stripes") == stem("stripe")
+
+
+def test_an_irregular_form_of_a_hint_word_is_an_echo_but_a_derivation_is_a_guess() -> None:
+    assert irregular_inflections()["frozen"] == {"freeze"}  # the vendored WordNet table
+    frozen = hint_stems(["water", "frozen"])
+    assert echoes("freeze", frozen) and echoes("froze", frozen) and echoes("frozen water", frozen)
+    assert not echoes("freezer", frozen) and not echoes("ice", frozen)
+    assert echoes("frozen", hint_stems(["freeze"])) and echoes("fell", hint_stems(["falling"]))
+    assert echoes("mice", hint_stems(["mouse"])) and not echoes("farmer", hint_stems(["person", "farm"]))
+
+
+def test_related_words_count_as_hint_words_only_when_given() -> None:
+    cold = ["cold", "white", "falling"]
+    related = {"cold": frozenset({"coldness", "cold shoulder"})}
+    assert not echoes("coldness", hint_stems(cold)) and echoes("coldness", hint_stems(cold, related))
+    assert not echoes("shoulder", hint_stems(cold, related))  # a related phrase adds no word of its own
+    assert playable(cold, ["coldness", "snow", "snow-white"], related) == ["snow", "snow-white"]  # adds "snow"
+
+
+def test_a_forms_table_reads_a_word_and_its_forms_a_line(tmp_path: Path) -> None:
+    path = tmp_path / "forms.tsv.gz"
+    path.write_bytes(gzip.compress(b"fell\tfall\nbetter\tgood\twell\n"))
+    assert read_forms(path) == {"fell": {"fall"}, "better": {"good", "well"}}
 
 
 def test_playable_guesses_drop_hint_words_and_repeated_forms() -> None:

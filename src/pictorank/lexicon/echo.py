@@ -1,18 +1,25 @@
 """The game's rule that the answer is not a pictogram's own word: a guess that merely restates a
 hint ("cold" for cold + white + falling, "fall" for its "falling") is never offered back.
 
-A guess echoes the hints when each of its words is a hint word or an inflection of one (the same
-crude stem: plural, -ing, -ed, a doubled final consonant). A compound or phrase that adds a word
-("snowfall", "rain water" for sky + water + falling) is a real guess and stays.
+A guess echoes the hints when each of its words is a hint word or an inflection of one: the same
+crude stem (plural, -ing, -ed, a doubled final consonant), or an irregular form WordNet lists
+("freeze" restates "frozen", "fall" restates "fell": `wordnet/inflections.tsv.gz`, built by
+scripts/build_inflection_table.py). A compound or phrase that adds a word ("snowfall", "rain
+water" for sky + water + falling) is a real guess and stays; so does a derivation ("farmer" for
+person + farm), which is how many Bliss answers are made.
 """
 
 from __future__ import annotations
 
+import gzip
 import re
-from typing import Iterable
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable, Mapping
 
 from pictorank.lexicon.words import without_qualifier
 
+INFLECTIONS = Path(__file__).resolve().parent / "wordnet" / "inflections.tsv.gz"
 _WORD = re.compile(r"[a-z0-9']+")
 _SUFFIXES = ("ing", "ied", "ies", "ed", "es", "s")
 
@@ -29,16 +36,45 @@ def stem(word: str) -> str:
     return word.rstrip("e") or word
 
 
+def read_forms(path: Path) -> dict[str, frozenset[str]]:
+    """A table of word -> other forms of it: one word a line, then its forms, tab-separated."""
+    table: dict[str, frozenset[str]] = {}
+    with gzip.open(path, "rt", encoding="utf-8") as lines:
+        for line in lines:
+            word, *forms = line.rstrip("\n").split("\t")
+            table[word] = frozenset(forms)
+    return table
+
+
+@lru_cache(maxsize=1)
+def irregular_inflections() -> Mapping[str, frozenset[str]]:
+    """Inflected form -> its base forms, for the forms no ending explains (read once per process)."""
+    return read_forms(INFLECTIONS)
+
+
+def word_stems(word: str, forms: Mapping[str, frozenset[str]]) -> set[str]:
+    """The stems a word counts as: its own, and those of the base forms `forms` gives it."""
+    return {stem(word), *(stem(base) for base in forms.get(word, ()))}
+
+
 def words_of(text: str) -> list[str]:
     return _WORD.findall(without_qualifier(text).casefold())
 
 
-def hint_stems(hints: Iterable[str]) -> frozenset[str]:
-    """The stems of every word of the hint descriptions."""
-    return frozenset(stem(w) for hint in hints for w in words_of(hint))
+def hint_stems(hints: Iterable[str], related: Mapping[str, frozenset[str]] | None = None) -> frozenset[str]:
+    """The stems of every word of the hint descriptions and of its irregular base forms; `related`
+    adds further words that restate a hint word (an experiment's rule, bench/open_vocab_retrieval.py)."""
+    forms = irregular_inflections()
+    stems: set[str] = set()
+    for hint in hints:
+        for word in words_of(hint):
+            stems |= word_stems(word, forms)
+            stems |= {stem(other) for other in (related or {}).get(word, ()) if " " not in other}
+    return frozenset(stems)
 
 
 def echoes(guess: str, stems: frozenset[str]) -> bool:
-    """Whether every word of `guess` is one of the hints' words (by stem)."""
+    """Whether every word of `guess` is one of the hints' words (by stem, irregular forms included)."""
     words = words_of(guess)
-    return bool(words) and all(stem(w) in stems for w in words)
+    forms = irregular_inflections()
+    return bool(words) and all(word_stems(w, forms) & stems for w in words)

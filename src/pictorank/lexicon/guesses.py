@@ -25,11 +25,13 @@ def _standardised(values: np.ndarray) -> np.ndarray:
     return (values - values.mean()) / spread if spread > 0 else np.zeros_like(values)
 
 
-def playable(hints: Sequence[str], options: Sequence[str]) -> list[str]:
+def playable(hints: Sequence[str], options: Sequence[str],
+             related: Mapping[str, frozenset[str]] | None = None) -> list[str]:
     """`options` (nearest first) without the hints' own words and without repeats of a guess: a
     word met in several forms keeps the place of the first, in its plain form when it was met
-    ("library" for "library (building)", which it matches) and otherwise its first."""
-    stems = hint_stems(hints)
+    ("library" for "library (building)", which it matches) and otherwise its first. `related`:
+    see `hint_stems`."""
+    stems = hint_stems(hints, related)
     place: dict[str, int] = {}
     kept: list[str] = []
     for option in options:
