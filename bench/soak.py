@@ -11,9 +11,8 @@ server's resident memory (VmRSS in /proc/<pid>/status) and prints a row: request
 latency of those requests, errors. Then it stops the server and says whether RSS stayed flat:
 within `--flat-mb` from the first sample taken after the embedding memo filled up.
 
-The memo holds PICTORANK_MAX_CACHED_STRINGS embeddings (default 50,000: ~1,600 requests of 32
-new strings beyond the vocabulary). The server runs with `--max-cached-strings` (default 20,000)
-so it fills within the first ~500 requests and most of the run shows the steady state.
+The memo holds PICTORANK_MAX_CACHED_STRINGS embeddings (default 20,000: ~500 requests of 32
+new strings beyond the vocabulary), so it fills early and most of the run shows the steady state.
 
 Batch soak (`--batches N`): instead of single requests, N POST /rank/batch requests of
 `--clues` (64) open-vocabulary clues each, every clue of `--clue-hints` never-seen hint texts (new
@@ -285,7 +284,7 @@ def main() -> int:
     parser.add_argument("--model", help="model directory to serve (e.g. models/default)")
     parser.add_argument("--max-cached-strings", type=int,
                         help="the server's PICTORANK_MAX_CACHED_STRINGS (default: 20,000 for requests; the "
-                        "server's own, 50,000, for batches)")
+                        "server's own default for batches)")
     parser.add_argument("--flat-mb", type=float, help="default 50 for requests, 150 for batches")
     parser.add_argument("--max-minutes", type=float, default=90.0)
     parser.add_argument("--batches", type=int, default=0, help="run the batch soak: this many batches of each kind")

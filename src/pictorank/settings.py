@@ -20,7 +20,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from pictorank.errors import SettingsError
 
-DEFAULT_MAX_CACHED_STRINGS = 50_000
+DEFAULT_MAX_CACHED_STRINGS = 20_000
 ENCODER_RUNTIMES = ("onnx", "torch")
 
 

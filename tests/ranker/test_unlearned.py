@@ -13,8 +13,10 @@ from pictorank.encoders import Encoder
 from pictorank.errors import ModelError, UsageError
 from pictorank.evaluation.evaluate import evaluate_rankings
 from pictorank.puzzles import HintVocabulary, Puzzle, to_queries
-from pictorank.query import Query
+from pictorank.query import Query, joined_text
 from pictorank.ranker import CONFIG_FILE, METHODS, CosineRanker, SeedRanker, load_ranker, make_ranker, rank_puzzles
+from pictorank.ranker.base import chunks
+from helpers import WordHashModel
 
 
 @pytest.fixture(scope="module")
@@ -42,6 +44,46 @@ def test_rank_puzzles_matches_rank_in_chunks(encoder: Encoder, val_puzzles: list
     ranker = CosineRanker(encoder)
     puzzles = val_puzzles[:25]
     assert rank_puzzles(ranker, puzzles, vocab, chunk=7) == [r.options for r in ranker.rank(to_queries(puzzles, vocab))]
+
+
+def test_chunks_stop_at_rows_and_at_texts() -> None:
+    queries = [Query(("a",), tuple(f"o{i}-{j}" for j in range(n))) for i, n in enumerate([3, 3, 3, 20, 1])]
+    sizes = [[len(q.options) for q in part] for part in chunks(queries, rows=2)]
+    assert sizes == [[3, 3], [3, 20], [1]]
+    # each query counts its options, its hint and its two clue texts: 6, 6, 6, 23, 4
+    assert [[len(q.options) for q in part] for part in chunks(queries, rows=10, texts=12)] == [[3, 3], [3], [20], [1]]
+    assert chunks([], rows=3, texts=5) == []
+
+
+def test_rank_puzzles_encodes_each_string_once_under_a_small_memo(val_puzzles: list[Puzzle], vocab: HintVocabulary) -> None:
+    """A chunk holding more strings than the memo would forget some before its queries read them.
+    The puzzles share no string, so any string encoded twice was forgotten within its chunk."""
+    seen: set[str] = set()
+    puzzles = []
+    for puzzle, query in zip(val_puzzles, to_queries(val_puzzles, vocab)):
+        strings = {*query.hints, *query.options, joined_text(query.hints)}
+        if not strings & seen:
+            puzzles.append(puzzle)
+            seen |= strings
+    model = CountingModel()
+    ranker = CosineRanker(Encoder(model=model, model_id="counting", max_cached=100))
+    rankings = rank_puzzles(ranker, puzzles, vocab)
+    # one 256-row chunk would have overflowed the memo twice over
+    assert len(model.encoded) == len(set(model.encoded)) > 2 * ranker.encoder.max_cached
+    plain = CosineRanker(Encoder(model=CountingModel(), model_id="plain"))
+    assert rankings == [r.options for r in plain.rank(to_queries(puzzles, vocab))]
+
+
+class CountingModel(WordHashModel):
+    """The stand-in model, keeping every string it was asked to encode."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.encoded: list[str] = []
+
+    def encode(self, texts, **kwargs):  # type: ignore[no-untyped-def]
+        self.encoded.extend(texts)
+        return super().encode(texts, **kwargs)
 
 
 def test_cosine_quality_on_val(encoder: Encoder, val_puzzles: list[Puzzle], vocab: HintVocabulary) -> None:

@@ -104,14 +104,35 @@ class Ranker(ABC):
 def rank_puzzles(
     ranker: Ranker, puzzles: Sequence[Puzzle], vocab: HintVocabulary, progress: bool = False, chunk: int = 256
 ) -> list[list[str]]:
-    """Full rankings of `puzzles`, in chunks so a progress bar can follow long runs."""
+    """Full rankings of `puzzles`, in chunks so a progress bar can follow long runs.
+
+    A chunk's strings are encoded together, then read back query by query: a chunk also stops
+    short of half the smallest encoder memo, so that none is forgotten (and encoded again) in
+    between, whatever the rows' number of options."""
     queries = to_queries(puzzles, vocab)
+    budget = min((e.max_cached for e in ranker.encoders()), default=None)
     rankings: list[list[str]] = []
     with tqdm(total=len(queries), desc=f"ranking ({ranker.method})", unit="row", disable=not progress) as bar:
-        for start in range(0, len(queries), chunk):
-            rankings.extend(r.options for r in ranker.rank(queries[start : start + chunk]))
-            bar.update(len(queries[start : start + chunk]))
+        for part in chunks(queries, chunk, None if budget is None else max(1, budget // 2)):
+            rankings.extend(r.options for r in ranker.rank(part))
+            bar.update(len(part))
     return rankings
+
+
+def chunks(queries: Sequence[Query], rows: int, texts: int | None = None) -> list[Sequence[Query]]:
+    """`queries` cut into consecutive runs of at most `rows` queries and at most `texts` strings
+    (a query's options and hints, plus its two clue texts); a query larger than `texts` runs alone."""
+    parts: list[Sequence[Query]] = []
+    start, count = 0, 0
+    for end, query in enumerate(queries):
+        size = len(query.options) + len(query.hints) + 2
+        if end > start and (end - start >= rows or (texts is not None and count + size > texts)):
+            parts.append(queries[start:end])
+            start, count = end, 0
+        count += size
+    if start < len(queries):
+        parts.append(queries[start:])
+    return parts
 
 
 def _ordered(query: Query, scores: Sequence[float]) -> tuple[list[str], list[float]]:
