@@ -13,6 +13,10 @@ STAMP  := $(VENV)/.installed
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export PICTORANK_CACHE_DIR ?= $(CURDIR)/.cache/embeddings
+# Python keeps the modules it compiles (__pycache__) unless PYTHONDONTWRITEBYTECODE says not to; with
+# it set, and the venv installed --no-compile, every process (the tests start many servers and CLIs)
+# compiles pictorank and its dependencies anew. The targets here let Python keep them.
+unexport PYTHONDONTWRITEBYTECODE
 
 REPORT := reports/val
 .PHONY: install demo test test-fast lint-imports clean report image-test
