@@ -66,7 +66,8 @@ test-fast: lint-imports
 
 # The serving image built with buildah over a Debian base and checked over HTTP (scripts/image_test.sh);
 # it serves $(MODEL), trained first when missing (not retrained), and compares its rankings with the same model here.
-image-test: install | $(MODEL)/ranker.json
+image-test: install
+	test -f $(MODEL)/ranker.json || $(MAKE) --no-print-directory $(MODEL)/ranker.json
 	PICTORANK_CLI=$(BIN)/pictorank bash scripts/image_test.sh
 
 clean:
