@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any, Sequence
 
 import numpy as np
 import pytest
@@ -81,7 +82,7 @@ class CountingModel(WordHashModel):
         super().__init__()
         self.encoded: list[str] = []
 
-    def encode(self, texts, **kwargs):  # type: ignore[no-untyped-def]
+    def encode(self, texts: Sequence[str], **kwargs: Any) -> np.ndarray:
         self.encoded.extend(texts)
         return super().encode(texts, **kwargs)
 
