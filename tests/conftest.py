@@ -180,6 +180,7 @@ SHARED_FIXTURE_GROUPS: dict[str, tuple[str, frozenset[str]]] = {
         "tests/ranker/test_learned_explain_calibration.py",
         "tests/test_onnx_encoder.py",
         "tests/test_serving_install.py",
+        "tests/train/test_open_play.py",
         "tests/train/test_pipeline.py",
         "tests/train/test_transfer.py",
     })),

@@ -24,7 +24,7 @@ from pictorank.evaluation.significance import compare_with_reference, format_com
 from pictorank.lexicon import DEFAULT_SOURCE, load_lexicon
 from pictorank.lexicon import store as lexicon_store
 from pictorank.puzzles import HintVocabulary, Puzzle, load_hints, load_puzzles, to_queries
-from pictorank.ranker import DEFAULT_METHOD, METHODS, Ranker, load_ranker, make_ranker, rank_puzzles
+from pictorank.ranker import DEFAULT_METHOD, METHODS, LearnedRanker, Ranker, load_ranker, make_ranker, rank_puzzles
 from pictorank.ranker.registry import default_model, serving_encoders
 from pictorank.settings import CommonSettings, cache_dir_problem, read_settings, use_offline_environment
 from pictorank.suggest import MAX_CLUE_LENGTH, Suggester
@@ -269,7 +269,30 @@ def cmd_train(args: argparse.Namespace) -> int:
     _prepare_clue_giver(args, settings.model_copy(update={"cache_dir": cache_dir}), log)
     if not args.no_lexicon:
         _prepare_lexicon(args, settings.model_copy(update={"cache_dir": cache_dir}), log)
+        _prepare_open_play(args, config, encoder, log)
     return 0
+
+
+def _prepare_open_play(args: argparse.Namespace, config: TrainConfig, encoder: Encoder,
+                       log: Callable[[str], None]) -> None:
+    """Fit open play's own ranker for the new model (pictorank.train.open_play): train's clues
+    against the English lexicon, in the fold encoders' spaces (read back from the fine-tuning
+    cache). The ranker is already written: a failure is only logged, and open play then ranks
+    with the learned ranker and a frequency prior."""
+    from pictorank.train.open_play import fit_for_model
+
+    started = time.perf_counter()
+    try:
+        vocab = load_hints(args.hints)
+        train = to_queries(load_puzzles(args.train, vocab), vocab)
+        learned = load_ranker(Path(args.out), encoder)
+        if not isinstance(learned, LearnedRanker):
+            return
+        fit_for_model(Path(args.out), learned, train, load_lexicon(DEFAULT_SOURCE), encoder, config, log)
+    except (PictorankError, ValueError, OSError) as exc:
+        log(f"open play's ranker not fitted for this model: {exc}")
+        return
+    log(f"open play's ranker fitted and saved in {args.out} in {time.perf_counter() - started:.0f} s")
 
 
 def _prepare_lexicon(args: argparse.Namespace, settings: CommonSettings, log: Callable[[str], None]) -> None:

@@ -45,6 +45,7 @@ from pictorank.ranker.shipped import load_runtime_encoders, preload_vocabulary, 
 
 if TYPE_CHECKING:  # lightgbm pulls in scikit-learn and scipy (slow); seed and cosine never need it
     import lightgbm as lgb
+    import pandas as pd
 
 ENCODER_DIR = "encoder"
 METADATA_FILE = "metadata.json"
@@ -129,10 +130,14 @@ class LearnedRanker(Ranker):
         _, scores, _ = self._table_and_scores(queries)
         return scores
 
+    def _features(self, queries: Sequence[Query]) -> "pd.DataFrame":
+        """Every column the boosters and the blend read, one row per (query, option)."""
+        return self.extractor.transform(queries, needed=self.needed_columns)
+
     def _table_and_scores(self, queries: Sequence[Query]) -> tuple[np.ndarray, list[np.ndarray], list[float | None]]:
         """The feature rows of every (query, option), each query's scores (explanations reuse the
         rows) and how sure each ranking is (`_confidences`)."""
-        full = self.extractor.transform(queries, needed=self.needed_columns)
+        full = self._features(queries)
         table = full[self.feature_names].to_numpy()
         # LightGBM gets its threads only for large batches: for a few rows they cost more than they save.
         threads = 1 if len(queries) < SMALL_BATCH else self.num_threads

@@ -1,0 +1,163 @@
+"""Fitting open play's ranker (pictorank.ranker.open_play) on train alone.
+
+Its rows are what open play meets: for each train clue whose answer is in the lexicon, the
+lexicon words nearest to the clue that a player would take as guesses (no hint word, one form of
+each word: pictorank.lexicon.playable), with a label on the answer. As for the learned ranker's
+table (pictorank.train.oof), every clue is retrieved and scored by an encoder and tables fitted
+on the other folds only: in its own space a fold's answers sit closer to their clues than any
+unseen answer will, and the ranker would learn to trust it. The folds and fold encoders are
+training's own, so with a fine-tuning cache they are read back, not fine-tuned again.
+
+Clues whose answer is not retrieved teach nothing and are left out of the fit; the train-CV
+estimate counts them as misses, as open play does.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from pictorank.encoders import Encoder
+from pictorank.encoders.runtime import served_encoder
+from pictorank.errors import UsageError
+from pictorank.features import FeatureExtractor
+from pictorank.features.word import WORD_COLUMNS, word_columns
+from pictorank.lexicon import Lexicon, guess_key, matches, playable, without_qualifier
+from pictorank.lexicon import store as lexicon_store
+from pictorank.query import Query, joined_text
+from pictorank.ranker import LearnedRanker
+from pictorank.ranker.open_play import OpenPlayRanker
+from pictorank.train.config import Log, TrainConfig
+from pictorank.train.estimate import answer_ranks, blended
+from pictorank.train.lambdamart import cv_select, fit_bag, held_out_scores
+from pictorank.train.oof import answer_folds, finetuned_encoder
+
+DEFAULT_CANDIDATES = 100  # as the service hands the ranker (PICTORANK_OPEN_VOCAB_CANDIDATES)
+
+
+@dataclass
+class OpenPlayTables:
+    """The open-play rows of the train clues whose answer is in the lexicon: one group per clue
+    (its candidates), in clue order; `found` says which groups hold the answer."""
+
+    X: pd.DataFrame
+    y: np.ndarray
+    sizes: np.ndarray
+    folds: np.ndarray
+    found: np.ndarray
+    queries: list[Query]
+
+
+def nearest(vectors: np.ndarray, clues: np.ndarray, words: Sequence[str], k: int) -> list[list[str]]:
+    """The `k` words of highest inner product with each clue vector, best first (exact, as the
+    service's flat index searches)."""
+    k = min(k, len(words))
+    found = []
+    for start in range(0, len(clues), 256):
+        scores = clues[start : start + 256] @ vectors.T
+        part = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+        for row, ids in zip(scores, part):
+            found.append([words[i] for i in ids[np.argsort(-row[ids], kind="stable")]])
+    return found
+
+
+def open_play_tables(train: Sequence[Query], lexicon: Lexicon, base_encoder: Encoder, config: TrainConfig,
+                     log: Log, candidates: int = DEFAULT_CANDIDATES) -> OpenPlayTables:
+    """Each fold's clues retrieved from `lexicon` in its fold encoder's space (the base space
+    without fine-tuning) and scored by an extractor fitted on the other folds."""
+    keys = {guess_key(w) for w in lexicon.words}
+    folds = answer_folds(train, config.folds, config.seed)
+    zipf = lexicon.frequencies()
+    tables, queries, query_folds = [], [], []
+    for k in range(config.folds):
+        started = time.perf_counter()
+        inside = [q for q, f in zip(train, folds) if f != k]
+        held = [q for q, f in zip(train, folds) if f == k and without_qualifier(q.answer or "").casefold() in keys]
+        if not held or not inside:
+            continue
+        ft = finetuned_encoder(inside, config.oof_epochs, config, base_encoder.cache_dir, log)[1] \
+            if config.finetune else None
+        space = ft or base_encoder
+        vectors = lexicon_store.embed(lexicon, {"space": space}, "space").search_vectors()
+        found = nearest(vectors, space.encode([joined_text(q.hints) for q in held]), lexicon.words,
+                        candidates + 20 + candidates // 2)  # room for the words `playable` drops, as served
+        rows = [Query(q.hints, tuple(playable(q.hints, words)[:candidates]), q.answer) for q, words in zip(held, found)]
+        table = FeatureExtractor(base_encoder, ft).fit(inside).transform(rows)
+        extra = [word_columns(q.options, zipf) for q in rows]
+        for name in WORD_COLUMNS:
+            table[name] = np.concatenate([e[name] for e in extra]).astype(np.float32)
+        tables.append(table)
+        queries += rows
+        query_folds += [k] * len(rows)
+        log(f"open play fold {k + 1}/{config.folds}: {len(rows)} clues' lexicon candidates in "
+            f"{time.perf_counter() - started:.0f} s")
+    if not queries:
+        raise UsageError("no train clue has its answer in the lexicon: nothing to fit open play's ranker on")
+    y = np.array([float(matches(o, q.answer or "")) for q in queries for o in q.options])
+    sizes = np.array([len(q.options) for q in queries])
+    found_answer = np.array([any(matches(o, q.answer or "") for o in q.options) for q in queries])
+    return OpenPlayTables(pd.concat(tables, ignore_index=True), y, sizes, np.array(query_folds), found_answer, queries)
+
+
+def fit_open_play(learned: LearnedRanker, tables: OpenPlayTables, config: TrainConfig, log: Log,
+                  zipf: dict[str, float] | None = None) -> OpenPlayRanker:
+    """LambdaMART over the learned ranker's columns and WORD_COLUMNS, chosen and fitted as the
+    learned ranker's (grouped CV on train, then a bag on all of it), on the clues whose answer was
+    retrieved; its `training` holds the train-CV estimate over all the clues."""
+    columns = [*learned.feature_names, *WORD_COLUMNS]
+    keep = np.repeat(tables.found, tables.sizes)
+    if tables.found.sum() < 2 or len(set(tables.folds[tables.found].tolist())) < 2:
+        raise UsageError("too few train clues have their answer among their lexicon candidates to fit open play's ranker")
+    X, y = tables.X.loc[keep, columns].reset_index(drop=True), tables.y[keep]
+    sizes, folds = tables.sizes[tables.found], tables.folds[tables.found]
+    config = config.sized_for(len(set(folds.tolist())), len(y))[0]
+    started = time.perf_counter()
+    params, trees, cv = cv_select(X, y, sizes, folds, config, log)
+    bag = fit_bag(X, y, sizes, params, trees, config)
+    held_out = held_out_scores(X, y, sizes, folds, params, trees, config)
+    estimate = _estimate(tables, blended(held_out, tables.X.loc[keep].reset_index(drop=True)) if learned.fallback
+                         else held_out)
+    log(f"open play's LambdaMART {params}: {len(bag)} boosters of {trees} trees; train-CV over "
+        f"{len(tables.queries)} clues: Hits@1 {estimate['hits@1']:.3f}, Hits@10 {estimate['hits@10']:.3f}, "
+        f"retrieval ceiling {estimate['ceiling']:.3f}")
+    training = {"lgbm_params": params, "trees": [trees] * len(bag), "cv": cv, "train_cv": estimate,
+                "candidates": int(tables.sizes.max()), "lgbm_seconds": time.perf_counter() - started}
+    return OpenPlayRanker(learned, bag, columns, zipf, training)
+
+
+def _estimate(tables: OpenPlayTables, scores: list[np.ndarray]) -> dict[str, Any]:
+    """Hits@1, Hits@10 and MRR of the held-out CV scores (as served: blended when the learned
+    ranker blends) over every clue (one whose answer was not
+    retrieved is a miss), and the retrieval ceiling."""
+    bounds = np.cumsum([0, *tables.sizes])
+    labels = [tables.y[bounds[i] : bounds[i + 1]] for i in np.flatnonzero(tables.found)]
+    ranks = np.full(len(tables.queries), np.inf)
+    ranks[tables.found] = answer_ranks(scores, labels)
+    return {"clues": len(tables.queries), "ceiling": float(tables.found.mean()),
+            "hits@1": float(np.mean(ranks < 1)), "hits@10": float(np.mean(ranks < 10)),
+            "mrr": float(np.mean(np.where(np.isfinite(ranks), 1 / (ranks + 1), 0.0)))}
+
+
+def as_served(encoder: Encoder, config: TrainConfig) -> Encoder:
+    """The base encoder as the saved model runs it (its export, when training quantizes), so that
+    the rows are computed as a served request's are."""
+    if config.quantization is None:
+        return encoder
+    return served_encoder(encoder.model, encoder.model_id, "base", config.quantization, encoder.cache_dir)
+
+
+def fit_for_model(model_dir: Path, learned: LearnedRanker, train: Sequence[Query], lexicon: Lexicon,
+                  encoder: Encoder, config: TrainConfig, log: Log,
+                  candidates: int = DEFAULT_CANDIDATES) -> OpenPlayRanker:
+    """`pictorank train`'s last step: fit open play's ranker for the model just saved in
+    `model_dir` (`learned`, loaded from it) and save it there. `encoder`: the base encoder
+    training ran on (`as_served` gives the features' one)."""
+    tables = open_play_tables(train, lexicon, as_served(encoder, config), config, log, candidates)
+    ranker = fit_open_play(learned, tables, config, log, lexicon.frequencies())
+    ranker.save(model_dir)
+    return ranker

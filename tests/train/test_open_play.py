@@ -1,0 +1,122 @@
+"""Open play's own ranker: its out-of-fold tables of lexicon candidates, its fit, saving it beside
+the learned model, and the service ranking clues without options with it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from helpers import DATA, SMALL_TRAIN_ROWS
+from pictorank.api.service import Clue, build_service
+from pictorank.api.settings import Settings
+from pictorank.errors import ModelError
+from pictorank.features.word import WORD_COLUMNS, word_columns
+from pictorank.lexicon import Lexicon, guess_key, matches, without_qualifier
+from pictorank.lexicon import store
+from pictorank.lexicon.echo import echoes, hint_stems
+from pictorank.puzzles import to_queries
+from pictorank.query import Query
+from pictorank.ranker.open_play import OPEN_PLAY_DIR, OpenPlayRanker
+from pictorank.train.oof import answer_folds
+from pictorank.train.open_play import fit_open_play, open_play_tables
+
+CANDIDATES = 20
+
+
+@pytest.fixture(scope="module")
+def train(vocab, train_puzzles):
+    return to_queries(train_puzzles[:SMALL_TRAIN_ROWS], vocab)
+
+
+@pytest.fixture(scope="module")
+def lexicon(train):
+    """The slice's answers (without qualifiers) and its other options: a lexicon where most
+    answers can be found, with a frequency a word."""
+    words = sorted({without_qualifier(w) for q in train for w in (*q.options, q.answer)})
+    zipf = np.array([2.0 + (sum(map(ord, w)) % 40) / 10 for w in words], np.float32)
+    return Lexicon(tuple(words), zipf, "wordnet")
+
+
+@pytest.fixture(scope="module")
+def tables(train, lexicon, encoder, small_config):
+    return open_play_tables(train, lexicon, encoder, small_config, log=lambda message: None, candidates=CANDIDATES)
+
+
+@pytest.fixture(scope="module")
+def open_ranker(small_learned, tables, small_config, lexicon):
+    return fit_open_play(small_learned, tables, small_config, lambda message: None, lexicon.frequencies())
+
+
+def test_word_columns_say_how_common_and_how_long_a_word_is():
+    columns = word_columns(["snow", "snow-white", "cold sweat", "unheard-of word"], {"snow": 4.5, "snow-white": 2.5,
+                                                                                     "cold sweat": 2.0})
+    assert columns["open_zipf"].tolist() == [4.5, 2.5, 2.0, 2.0]  # an unknown word counts as the rarest
+    assert columns["open_words"].tolist() == [1, 2, 2, 3]
+    assert columns["open_zipf_z"].mean() == pytest.approx(0.0) and columns["open_zipf_z"][0] > 0
+    assert word_columns(["a", "b"], {})["open_zipf_z"].tolist() == [0.0, 0.0]
+
+
+def test_each_clue_gets_playable_lexicon_words_from_a_fold_that_never_saw_its_answer(train, tables, lexicon, small_config):
+    keys = {guess_key(w) for w in lexicon.words}
+    assert len(tables.queries) == sum(without_qualifier(q.answer).casefold() in keys for q in train)
+    assert tables.sizes.tolist() == [len(q.options) for q in tables.queries] and tables.sizes.max() <= CANDIDATES
+    assert list(tables.X.columns[-len(WORD_COLUMNS):]) == list(WORD_COLUMNS) and len(tables.X) == tables.sizes.sum()
+    bounds = np.cumsum([0, *tables.sizes])
+    for i, q in enumerate(tables.queries):
+        stems = hint_stems(q.hints)
+        assert not [o for o in q.options if echoes(o, stems)]
+        assert tables.y[bounds[i] : bounds[i + 1]].sum() == float(tables.found[i]) <= 1.0
+        assert tables.found[i] == any(matches(o, q.answer) for o in q.options)
+    folds = answer_folds(train, small_config.folds, small_config.seed)
+    fold_of = {q.answer: int(f) for q, f in zip(train, folds)}
+    assert [fold_of[q.answer] for q in tables.queries] == tables.folds.tolist()
+    assert 0.2 < tables.found.mean() < 1.0  # the answer is often, not always, among the nearest words
+
+
+def test_the_fit_reads_the_learned_columns_and_the_words_own(open_ranker, small_learned, tables):
+    assert open_ranker.feature_names == [*small_learned.feature_names, *WORD_COLUMNS]
+    estimate = open_ranker.training["train_cv"]
+    assert estimate["clues"] == len(tables.queries) and estimate["ceiling"] == pytest.approx(tables.found.mean())
+    assert 0.0 <= estimate["hits@1"] <= estimate["hits@10"] <= estimate["ceiling"]
+    assert open_ranker.calibrator is None and open_ranker.extractor is small_learned.extractor
+
+
+def test_it_is_saved_beside_the_learned_model_and_loaded_back(open_ranker, small_learned, lexicon, tables, tmp_path):
+    model = tmp_path / "model"
+    small_learned.save(model)
+    assert OpenPlayRanker.load_beside(model, small_learned, lexicon.frequencies()) is None
+    open_ranker.save(model)
+    loaded = OpenPlayRanker.load_beside(model, small_learned, lexicon.frequencies())
+    queries = tables.queries[:5]
+    assert [r.options for r in loaded.rank(queries)] == [r.options for r in open_ranker.rank(queries)]
+    assert loaded.training["candidates"] == CANDIDATES
+    booster = model / OPEN_PLAY_DIR / "model-0.txt"
+    booster.write_text(booster.read_text() + "\n")
+    with pytest.raises(ModelError, match="corrupt"):
+        OpenPlayRanker.load_beside(model, small_learned)
+
+
+def test_how_common_a_word_is_moves_it(open_ranker, tables, lexicon):
+    query = next(q for q, found in zip(tables.queries, tables.found) if found)
+    scores = open_ranker.score([query])[0]
+    rare = OpenPlayRanker(open_ranker, open_ranker.booster, open_ranker.feature_names, {})
+    assert not np.allclose(rare.score([query])[0], scores)
+
+
+def test_the_service_ranks_clues_without_options_with_it_and_given_options_as_before(
+        open_ranker, small_learned, lexicon, tmp_path):
+    model = tmp_path / "model"
+    small_learned.save(model)
+    open_ranker.save(model)
+    store.build(model, lexicon, {"base": small_learned.extractor.base_encoder}, "base")
+    service = build_service(Settings(model_dir=model, vocabulary_files=[DATA / "val.csv"]),
+                            ranker=small_learned, encoders=None, base=small_learned.extractor.base_encoder)
+    assert isinstance(service.open_ranker, OpenPlayRanker)
+    clue = ("animal", "stripes", "horse")
+    [open_play] = service.rank([Clue(clue)])
+    candidates = service.candidates([clue])[0]
+    expected = open_ranker.rank([Query(clue, tuple(candidates))])[0].options
+    assert open_play.options == expected and open_play.confidence is None
+    options = ("zebra", "horse", "tiger", "cow")
+    [given] = service.rank([Clue(clue, options)])
+    assert given.options == small_learned.rank([Query(clue, options)])[0].options
