@@ -12,8 +12,9 @@ when it equals it or the answer without its parenthesised qualifier ("library" i
 "library (building)"). Scored on the puzzles whose answer, so matched, is in the lexicon; the
 share of such puzzles is printed. Rows: seed-style cosine and cosine (over the model's base
 encoder) and the learned model, all on the same candidates; and today's behaviour, the learned
-model choosing among the data's words only. The retrieval ceiling is the share of puzzles whose
-answer is among the candidates handed to the ranker.
+model choosing among the data's words only; and, when the model folder has one, open play's own
+ranker (pictorank.ranker.open_play), which the service uses for such clues. The retrieval
+ceiling is the share of puzzles whose answer is among the candidates handed to the ranker.
 
 `--choose-prior` (run it on `--split train`) picks the prior's weight by 5-fold CV over the
 puzzles, folds grouped by answer: the weight best on four folds is scored on the fifth. The
@@ -139,6 +140,8 @@ def main() -> None:
     encoder = served.encoders.base
     rankers = {"seed": make_ranker("seed", encoder), "cosine": make_ranker("cosine", encoder),
                f"learned ({served.ranker.method})": served.ranker}
+    if served.open_ranker is not None:  # it reads the frequencies itself: no prior added
+        rankers["open play's ranker (as served)"] = served.open_ranker
     rankings = scored(rankers, queries)
     rank_seconds = time.perf_counter() - started
     zipf = index.zipf or {}
@@ -151,10 +154,10 @@ def main() -> None:
                   f"{folds[:-1]} | {folds[-1]:.3f} |")
         print()
 
-    print(f"| ranker (prior weight {weight}) | {' | '.join(COLUMNS)} | retrieval ceiling |")
+    print(f"| ranker (prior weight {weight}, none for open play's) | {' | '.join(COLUMNS)} | retrieval ceiling |")
     print(f"|---|{'---|' * (len(COLUMNS) + 1)}")
     for name, ranked in rankings.items():
-        metrics = summarise(ranks_with(ranked, answers, zipf, weight))
+        metrics = summarise(ranks_with(ranked, answers, zipf, 0.0 if rankers[name] is served.open_ranker else weight))
         print(f"| {name} | " + " | ".join(f"{metrics[c]:.3f}" for c in COLUMNS) + f" | {ceiling:.3f} |")
     old = [r.options for r in today.rank([Clue(h) for h in hints])]
     old_ranks = [first_match(o, a) for o, a in zip(old, answers)]
@@ -162,7 +165,7 @@ def main() -> None:
     metrics = summarise(old_ranks)
     print(f"| today: learned over the data's {len(today.index.words):,} words | "
           + " | ".join(f"{metrics[c]:.3f}" for c in COLUMNS) + f" | {old_ceiling:.3f} |")
-    print(f"\n{args.candidates} candidates a clue; retrieving and ranking {len(kept)} clues with 3 rankers took "
+    print(f"\n{args.candidates} candidates a clue; retrieving and ranking {len(kept)} clues with {len(rankers)} rankers took "
           f"{rank_seconds:.1f} s")
 
     if not args.no_everyday:

@@ -2,13 +2,14 @@
 open-vocabulary index, with no HTTP in sight (so it can be tested and benchmarked directly).
 
 Open-vocabulary mode answers a clue that comes without options: a faiss inner-product index over
-the unit embeddings of every word the service knows finds the words nearest to the clue, and the
-served ranker then orders those candidates exactly as it orders given options. The words are an
+the unit embeddings of every word the service knows finds the words nearest to the clue, and
+open play's own ranker (pictorank.ranker.open_play, fitted on such candidates) orders them; a
+model folder without one orders them as it orders given options. The words are an
 English lexicon (pictorank.lexicon: ~75,000 WordNet lemmas, with the data's answers and the word
 list) when the served model folder stores its embeddings or PICTORANK_OPEN_VOCAB_LEXICON names
 one, else only the data's words. Either way hint words are never offered back and a word is
 offered once whatever its case or qualifier (pictorank.lexicon.guesses); with a lexicon, common
-words get a frequency prior.
+words are preferred (open play's ranker reads the frequencies; otherwise a frequency prior).
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ from pictorank.lexicon import DEFAULT_PRIOR_WEIGHT, Lexicon, load_lexicon, playa
 from pictorank.lexicon import store as lexicon_store
 from pictorank.puzzles import HintVocabulary, load_hints, load_puzzles
 from pictorank.query import Query, joined_text
-from pictorank.ranker import Ranker, Ranking, load_ranker, make_ranker
+from pictorank.ranker import LearnedRanker, Ranker, Ranking, load_ranker, make_ranker
 from pictorank.ranker.absence import AbsenceModel, clue_similarities
+from pictorank.ranker.open_play import OpenPlayRanker
 from pictorank.ranker.registry import serving_encoders
 
 log = logging.getLogger(__name__)
@@ -135,6 +137,9 @@ class RankingService:
     open_vocab_candidates : words taken from the index before ranking.
     model_dir : the folder the ranker was loaded from (None for an unlearned method): where the
         clue-giver looks first for its fitted model (pictorank.api.clues).
+    open_ranker : the model's own ranker for open play (pictorank.ranker.open_play), which
+        ranks a clue's lexicon candidates instead of `ranker` and the frequency prior; None when
+        the model folder has none.
     """
 
     def __init__(
@@ -146,8 +151,10 @@ class RankingService:
         model_name: str,
         open_vocab_candidates: int = 100,
         model_dir: Path | None = None,
+        open_ranker: Ranker | None = None,
     ) -> None:
         self.ranker = ranker
+        self.open_ranker = open_ranker
         self.vocab = vocab
         self.index = index
         self.encoders = encoders
@@ -225,9 +232,10 @@ class RankingService:
         queries = self._queries(clues)
         # Only an open-vocabulary clue whose every word is excluded has no candidates left.
         results: dict[int, Ranking] = {i: Ranking([], []) for i, q in enumerate(queries) if not q.options}
-        for explain in sorted({clue.explain for clue in clues}):
-            rows = [i for i, clue in enumerate(clues) if clue.explain == explain and i not in results]
-            for i, ranking in zip(rows, self.ranker.rank([queries[i] for i in rows], explain)):
+        for explain, ranker in sorted({(clue.explain, self._ranker_of(clue)) for clue in clues}, key=lambda k: k[0]):
+            rows = [i for i, clue in enumerate(clues)
+                    if clue.explain == explain and self._ranker_of(clue) is ranker and i not in results]
+            for i, ranking in zip(rows, ranker.rank([queries[i] for i in rows], explain)):
                 results[i] = self._with_confidence(clues[i], ranking)
         rows = [i for i, clue in enumerate(clues) if clue.options is not None and queries[i].options]
         for i, probability in zip(rows, self._none_of_these([queries[i] for i in rows])):
@@ -243,12 +251,17 @@ class RankingService:
             return [None] * len(queries)
         return [self.absence.probability(s) for s in clue_similarities(self.encoders.base, queries)]
 
+    def _ranker_of(self, clue: Clue) -> Ranker:
+        """Open play's own ranker for a clue without options, when the model has one."""
+        return self.open_ranker if clue.options is None and self.open_ranker is not None else self.ranker
+
     def _with_confidence(self, clue: Clue, ranking: Ranking) -> Ranking:
         """Confidence only for given options: the calibration was fitted on such rankings, and an
-        open-vocabulary ranking may not hold the answer at all. An open-vocabulary ranking also
-        gets the lexicon's frequency prior."""
+        open-vocabulary ranking may not hold the answer at all. An open-vocabulary ranking by the
+        options' ranker also gets the lexicon's frequency prior (open play's own ranker learned
+        its own use of the frequencies)."""
         if clue.options is None:
-            if self.index is not None and self.index.zipf is not None:
+            if self.open_ranker is None and self.index is not None and self.index.zipf is not None:
                 options, scores = with_prior(ranking.options, ranking.scores, self.index.zipf, self.prior_weight)
                 return replace(ranking, options=options, scores=scores, confidence=None)
             return replace(ranking, confidence=None)
@@ -401,4 +414,8 @@ def build_service(settings: Settings, encoders: Encoders | None = None, ranker: 
     index = _lexicon_index(settings, encoders, words) or _vocabulary_index(words, encoders.base)
     ranker.prepare(words)
     name = model_name(ranker, settings.model_dir, encoders.base)
-    return RankingService(ranker, vocab, index, encoders, name, settings.open_vocab_candidates, settings.model_dir)
+    open_ranker = None
+    if settings.model_dir is not None and isinstance(ranker, LearnedRanker) and index is not None and index.zipf:
+        open_ranker = OpenPlayRanker.load_beside(settings.model_dir, ranker, index.zipf)
+    return RankingService(ranker, vocab, index, encoders, name, settings.open_vocab_candidates, settings.model_dir,
+                          open_ranker)
