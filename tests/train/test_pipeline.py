@@ -9,6 +9,7 @@ import json
 import numpy as np
 import pytest
 
+from helpers import DATA
 from pictorank.cli import main
 from pictorank.train.finetune import FinetuneParams, _embed, finetune, weights_digest
 from pictorank.puzzles import to_queries
@@ -163,3 +164,49 @@ def test_impossible_bag_settings_are_refused(small_tables, small_config, change)
 
     with pytest.raises(UsageError, match="colsample_bytree|bag must"):
         fit_ranker_from_tables(small_tables, replace(small_config, **change), lambda message: None)
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:The number of unique classes:UserWarning")
+def test_cli_train_fits_open_plays_ranker_beside_the_lexicon(tmp_path, data_dir, monkeypatch):
+    """With its lexicon, `pictorank train` also fits open play's ranker, which the model's service
+    then uses for clues without options (a small lexicon stands in for WordNet's 75,000 words)."""
+    from pictorank import cli
+    from pictorank.api.service import build_service
+    from pictorank.api.settings import Settings
+    from pictorank.lexicon import Lexicon, without_qualifier
+    from pictorank.puzzles import load_puzzles
+    from pictorank.ranker.open_play import OpenPlayRanker
+
+    _slice(data_dir / "train.csv", tmp_path / "train.csv", 150)
+    _slice(data_dir / "val.csv", tmp_path / "val.csv", 40)
+    words = sorted({without_qualifier(w) for p in load_puzzles(tmp_path / "train.csv") for w in (*p.options, p.answer)})
+    lexicon = Lexicon(tuple(words), np.linspace(2.0, 5.0, len(words)).astype(np.float32), "wordnet")
+    monkeypatch.setattr(cli, "load_lexicon", lambda name: lexicon)
+    hints = str(data_dir / "hint_descriptions.csv")
+    args = ["train", "--train", str(tmp_path / "train.csv"), "--val", str(tmp_path / "val.csv"), "--out",
+            str(tmp_path / "m"), "--hints", hints, "--cache-dir", str(tmp_path / "cache"), "--quiet", "--no-finetune"]
+    assert main(args) == 0
+    assert (tmp_path / "m" / "lexicon.npz").is_file() and (tmp_path / "m" / "open_play" / "ranker.json").is_file()
+    service = build_service(Settings(model_dir=tmp_path / "m", hints=hints, vocabulary_files=[tmp_path / "val.csv"],
+                                     cache_dir=tmp_path / "cache"))
+    assert isinstance(service.open_ranker, OpenPlayRanker)
+    assert service.open_ranker.training["train_cv"]["clues"] > 0
+
+
+def test_open_play_that_cannot_be_fitted_is_logged_and_training_stands(tmp_path, monkeypatch):
+    from argparse import Namespace
+
+    from pictorank import cli
+    from pictorank.errors import UsageError
+    from pictorank.train import open_play
+
+    def cannot(*args, **kwargs):
+        raise UsageError("no train clue has its answer in the lexicon")
+
+    monkeypatch.setattr(open_play, "fit_for_model", cannot)
+    monkeypatch.setattr(cli, "load_ranker", lambda *args, **kwargs: object.__new__(cli.LearnedRanker))
+    logged: list[str] = []
+    args = Namespace(hints=str(DATA / "hint_descriptions.csv"), train=str(DATA / "train.csv"), out=str(tmp_path / "m"))
+    cli._prepare_open_play(args, TrainConfig(), None, logged.append)
+    assert logged == ["open play's ranker not fitted for this model: no train clue has its answer in the lexicon"]
