@@ -117,6 +117,9 @@ def test_the_service_ranks_clues_without_options_with_it_and_given_options_as_be
     candidates = service.candidates([clue])[0]
     expected = open_ranker.rank([Query(clue, tuple(candidates))])[0].options
     assert open_play.options == expected and open_play.confidence is None
+    [explained] = service.rank([Clue(clue, explain=3)])
+    assert explained.options == expected and len(explained.explanations) == 3
+    assert "word" in explained.explanations[0].groups and "other" not in explained.explanations[0].groups
     options = ("zebra", "horse", "tiger", "cow")
     [given] = service.rank([Clue(clue, options)])
     assert given.options == small_learned.rank([Query(clue, options)])[0].options
