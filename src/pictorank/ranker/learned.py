@@ -18,6 +18,10 @@ directory is refused with a ModelError instead of ranking with the wrong feature
                        both encoders exported to ONNX and the training vocabulary embedded by
                        them (ranker.shipped); absent when trained without quantization
                        (ranker.json's runtime is null): the model then runs on PyTorch
+
+`pictorank train` then adds, each checked by its own loader: the lexicon's embeddings
+(lexicon.npz and lexicon.json, pictorank.lexicon.store), open play's own ranker (open_play/,
+pictorank.ranker.open_play) and the clue-giver's model (pictorank.suggest).
 """
 
 from __future__ import annotations
