@@ -1,16 +1,17 @@
 """Should open play's ranker also learn from clues whose descriptions it does not know? Train folds only.
 
-    .venv/bin/python bench/open_vocab_unfamiliar.py --model DIR --cache DIR --tables FILE
+    .venv/bin/python bench/open_vocab_unfamiliar.py --model DIR --cache DIR --tables FILE [--hidden 1.0]
 
 A free-text clue ("cold", "white", "falling") or a clue of another pictogram vocabulary has
 descriptions no train clue used, while every row open play's ranker learns from has known ones.
 The learned ranker learns from such rows too (pictorank.train.oof.unfamiliar_features); this
 bench asks whether open play's should. `--tables` is the file `bench/open_vocab_ranker.py
---tables` kept (the rows as `pictorank train` builds them); each fold's clues are scored again by
-the same fold extractor made to forget every description (`FeatureExtractor.forgetting`), the
-"far" rows. A ranker fitted on the home rows, and one fitted on home and far rows, both on the
-other folds (the model's LightGBM setting and trees, a bag of 3), rank each held-out clue's home
-rows and its far rows, blended as served. Differences clustered by answer.
+--tables` kept (the rows as `pictorank train` builds them); each fold's clues are scored again
+by the same fold extractor made to forget every description (`FeatureExtractor.forgetting`), or
+a seeded share of them (`--hidden`), the "far" rows. A ranker fitted on the home rows, and one
+fitted on home and far rows, both on the other folds (the model's LightGBM setting and trees, a
+bag of 3), rank each held-out clue's home rows and its far rows, blended as served. Differences
+clustered by answer.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import sys
 import time
 from pathlib import Path
@@ -43,8 +45,9 @@ from pictorank.train.open_play import OpenPlayTables, as_served
 SEEDS = 3
 
 
-def far_rows(tables: OpenPlayTables, train, encoder: Encoder, config: TrainConfig) -> pd.DataFrame:
-    """Every clue's rows again, from its fold's extractor made to forget every description."""
+def far_rows(tables: OpenPlayTables, train, encoder: Encoder, config: TrainConfig, share: float) -> pd.DataFrame:
+    """Every clue's rows again, from its fold's extractor made to forget a seeded `share` of the
+    descriptions (1: every one)."""
     base, zipf = as_served(encoder, config), default_lexicon().frequencies()
     folds = answer_folds(train, config.folds, config.seed)
     parts = []
@@ -54,7 +57,9 @@ def far_rows(tables: OpenPlayTables, train, encoder: Encoder, config: TrainConfi
         ft = finetuned_encoder(inside, config.oof_epochs, config, encoder.cache_dir, lambda m: None)[1]
         extractor = FeatureExtractor(base, ft).fit(inside)
         rows = [q for q, f in zip(tables.queries, tables.folds) if f == k]
-        table = extractor.forgetting({h for q in inside for h in q.hints}).transform(rows)
+        descriptions = sorted({h for q in inside for h in q.hints})
+        hidden = random.Random(config.seed + k).sample(descriptions, int(len(descriptions) * share))
+        table = extractor.forgetting(hidden).transform(rows)
         extra = [word_columns(q.options, zipf) for q in rows]
         for name in WORD_COLUMNS:
             table[name] = np.concatenate([e[name] for e in extra]).astype(np.float32)
@@ -81,6 +86,7 @@ def main() -> None:
     parser.add_argument("--model", type=Path, required=True)
     parser.add_argument("--cache", type=Path, required=True, help="fine-tuning cache of the run that trained DIR")
     parser.add_argument("--tables", type=Path, required=True, help="the rows bench/open_vocab_ranker.py kept")
+    parser.add_argument("--hidden", type=float, default=1.0, help="share of the descriptions the far rows forget")
     args = parser.parse_args()
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", file=sys.stderr)
     settings = Settings()
@@ -93,7 +99,7 @@ def main() -> None:
     encoder = Encoder(cache_dir=args.cache)
     learned = load_ranker(args.model, encoder)
     tables: OpenPlayTables = pd.read_pickle(args.tables)
-    far = far_rows(tables, train, encoder, config)
+    far = far_rows(tables, train, encoder, config, args.hidden)
     columns = [*learned.feature_names, *WORD_COLUMNS]
     print(f"## {len(tables.queries)} train clues; known share of the descriptions: home rows "
           f"{tables.X[KNOWN_COLUMN].mean():.2f}, far rows {far[KNOWN_COLUMN].mean():.2f}; "
