@@ -1,6 +1,8 @@
 """Could a cheap first stage hand open play's ranker more answers? Retrieval ceilings on train folds only.
 
-    .venv/bin/python bench/open_vocab_cascade.py [CACHE_DIR] [--rank]   (models/default; CACHE_DIR: the fine-tuning cache it was trained with)
+    .venv/bin/python bench/open_vocab_cascade.py [CACHE_DIR] [--rank]
+
+It reads models/default; CACHE_DIR is the fine-tuning cache that model was trained with.
 
 Open play's ranker sees the 100 nearest playable lexicon words; the answer is among them for 44%
 of train clues out of fold, 58% among 300. Scoring 300 with the ranker's columns would triple a
@@ -29,8 +31,8 @@ from pictorank.lexicon.words import default_lexicon
 from pictorank.puzzles import load_hints, load_puzzles, to_queries
 from pictorank.query import joined_text
 from pictorank.train.config import TrainConfig
-from pictorank.train.oof import answer_folds, finetuned_encoder
-from pictorank.train.open_play import as_served, nearest
+from pictorank.train.oof import answer_folds, as_served, finetuned_encoder
+from pictorank.train.open_play import nearest
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -39,9 +41,13 @@ def main() -> None:
 
     model = ROOT / "models" / "default"
     config = TrainConfig.from_dict(json.loads((model / "metadata.json").read_text())["config"])
-    s = Settings(); vocab = load_hints(s.data_dir / "hint_descriptions.csv")
+    s = Settings()
+    vocab = load_hints(s.data_dir / "hint_descriptions.csv")
     train = to_queries(load_puzzles(s.data_dir / "train.csv", vocab), vocab)
-    lex = default_lexicon(); words = lex.words; zipf = lex.frequencies(); index = {w: i for i, w in enumerate(words)}
+    lex = default_lexicon()
+    words = lex.words
+    zipf = lex.frequencies()
+    index = {w: i for i, w in enumerate(words)}
     keys = {guess_key(w) for w in words}
     enc = Encoder(cache_dir=Path(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1] != "--rank" else ROOT / ".cache" / "embeddings")  # training's cache
     base = as_served(enc, config)
@@ -57,16 +63,21 @@ def main() -> None:
         ft = finetuned_encoder(inside, config.oof_epochs, config, enc.cache_dir, lambda m: None)[1]
         fts[k], insides[k] = ft, inside
         fvec = lexicon_store.embed(lex, {"f": ft}, "f").search_vectors()
-        qf = ft.encode([joined_text(q.hints) for q in held]); qb = base.encode([joined_text(q.hints) for q in held])
+        qf = ft.encode([joined_text(q.hints) for q in held])
+        qb = base.encode([joined_text(q.hints) for q in held])
         found = nearest(fvec, qf, words, N + 20 + N // 2)
         for q, f, a, b in zip(held, found, qf, qb):
-            c = playable(q.hints, f)[:N]; ids = np.array([index[w] for w in c])
-            fc = fvec[ids] @ a; bc = bvec[ids] @ b; z = np.array([zipf[w] for w in c])
+            c = playable(q.hints, f)[:N]
+            ids = np.array([index[w] for w in c])
+            fc = fvec[ids] @ a
+            bc = bvec[ids] @ b
+            z = np.array([zipf[w] for w in c])
             X = np.column_stack([fc, fc - fc[0], np.arange(len(c)), bc, (bc - bc.mean()) / (bc.std() + 1e-9), z,
                                  [len(w.replace("-", " ").split()) for w in c]])
             rows.append((k, q.answer, c, X, q))
         print(f"fold {k}: {time.perf_counter() - t:.0f} s", flush=True)
-    fold = np.array([r[0] for r in rows]); groups = [guess_key(r[1]) for r in rows]
+    fold = np.array([r[0] for r in rows])
+    groups = [guess_key(r[1]) for r in rows]
     labels = [np.array([matches(w, r[1]) for w in r[2]], float) for r in rows]
     for n in (100, 150, 200, 300):
         print(f"plain ceiling@{n}: {np.mean([l[:n].any() for l in labels]):.3f}")
@@ -75,11 +86,13 @@ def main() -> None:
     selected: list[list[str]] = [[] for _ in rows]
     for k in range(3):
         tr = [i for i in range(len(rows)) if fold[i] != k and labels[i].any()]
-        X = np.vstack([rows[i][3] for i in tr]); y = np.concatenate([labels[i] for i in tr])
+        X = np.vstack([rows[i][3] for i in tr])
+        y = np.concatenate([labels[i] for i in tr])
         m = lgb.LGBMRanker(objective="lambdarank", n_estimators=200, num_leaves=7, learning_rate=0.05, min_child_samples=50,
                            verbose=-1, lambdarank_truncation_level=100).fit(X, y, group=[len(labels[i]) for i in tr])
         for i in np.flatnonzero(fold == k):
-            sc = m.predict(rows[i][3]); top = np.argsort(-sc, kind="stable")[:100]
+            sc = m.predict(rows[i][3])
+            top = np.argsort(-sc, kind="stable")[:100]
             kept[i] = labels[i][top].any()
             selected[i] = [rows[i][2][j] for j in sorted(top)]  # in retrieval order, as served
     d = kept - plain

@@ -45,7 +45,8 @@ from pictorank.ranker.fallback import COSINE_COLUMN, KNOWN_COLUMN, blend_rows
 from pictorank.api.settings import Settings
 from pictorank.train.config import TrainConfig
 from pictorank.train.lambdamart import cv_select, held_out_scores
-from pictorank.train.open_play import OpenPlayTables, as_served, open_play_tables
+from pictorank.train.oof import as_served
+from pictorank.train.open_play import OpenPlayTables, open_play_tables
 
 PRIORS = (0.1, 0.2, 0.5)
 

@@ -50,6 +50,7 @@ from pictorank.lexicon import store as lexicon_store
 from pictorank.lexicon.echo import read_forms
 from pictorank.puzzles import load_puzzles, to_queries
 from pictorank.query import Query, joined_text
+from pictorank.train.open_play import nearest as top_words  # exact inner-product search, as training's
 
 SIZES = (100, 150, 200)
 CSLS_WEIGHTS = (0.25, 0.5, 0.75)  # 0.5 is CSLS proper: 2 cos - hub, halved
@@ -58,17 +59,6 @@ BASELINE = "joined, old echo"  # the service's recipe before this bench
 
 def unit(rows: np.ndarray) -> np.ndarray:
     return rows / np.maximum(np.linalg.norm(rows, axis=-1, keepdims=True), 1e-12)
-
-
-def top_words(lexicon: np.ndarray, queries: np.ndarray, words: Sequence[str], k: int) -> list[list[str]]:
-    """The `k` words of highest inner product with each query, best first (exact, in chunks)."""
-    found = []
-    for start in range(0, len(queries), 128):
-        scores = queries[start : start + 128] @ lexicon.T
-        part = np.argpartition(-scores, k, axis=1)[:, :k]
-        for row, ids in zip(scores, part):
-            found.append([words[i] for i in ids[np.argsort(-row[ids], kind="stable")]])
-    return found
 
 
 def interleave(lists: Sequence[Sequence[str]]) -> list[str]:

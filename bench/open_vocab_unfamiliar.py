@@ -40,7 +40,8 @@ from pictorank.ranker.fallback import COSINE_COLUMN, KNOWN_COLUMN, blend_rows
 from pictorank.train.config import TrainConfig
 from pictorank.train.lambdamart import _ranker
 from pictorank.train.oof import answer_folds, finetuned_encoder
-from pictorank.train.open_play import OpenPlayTables, as_served
+from pictorank.train.oof import as_served
+from pictorank.train.open_play import OpenPlayTables
 
 SEEDS = 3
 

@@ -121,6 +121,14 @@ def oof_features(
     return pd.concat(parts, ignore_index=True), folds, reused_count
 
 
+def as_served(encoder: Encoder, config: TrainConfig) -> Encoder:
+    """The base encoder as the saved model runs it (its export, when training quantizes:
+    encoders.runtime.served_encoder), so that training rows are computed as a served request's are."""
+    if config.quantization is None:
+        return encoder
+    return served_encoder(encoder.model, encoder.model_id, "base", config.quantization, encoder.cache_dir)
+
+
 def answer_kinds(queries: Sequence[Query], encoder: Encoder, n_kinds: int, seed: int) -> dict[str, int]:
     """Each distinct answer's kind: its k-means cluster (`n_kinds` clusters, seeded) in the base
     encoder's space, so that a kind held out is a region of meaning the fold never saw."""
@@ -239,9 +247,7 @@ def build_tables(train: Sequence[Query], base_encoder: Encoder, config: TrainCon
     """
     answers = check_trainable(train)
     exact = base_encoder
-    if config.quantization is not None:  # features as the saved model will compute them (encoders.runtime.served_encoder)
-        base_encoder = served_encoder(base_encoder.model, base_encoder.model_id, "base", config.quantization,
-                                      base_encoder.cache_dir)
+    base_encoder = as_served(base_encoder, config)
     config, notes = config.sized_for(answers, sum(len(q.options) for q in train))
     for note in notes:
         log(f"small training set ({len(train)} clues, {answers} answers): {note}")

@@ -23,7 +23,6 @@ import numpy as np
 import pandas as pd
 
 from pictorank.encoders import Encoder
-from pictorank.encoders.runtime import served_encoder
 from pictorank.errors import UsageError
 from pictorank.features import FeatureExtractor
 from pictorank.features.word import WORD_COLUMNS, word_columns
@@ -35,7 +34,7 @@ from pictorank.ranker.open_play import OpenPlayRanker
 from pictorank.train.config import Log, TrainConfig
 from pictorank.train.estimate import answer_ranks, blended
 from pictorank.train.lambdamart import cv_select, fit_bag, held_out_scores
-from pictorank.train.oof import answer_folds, finetuned_encoder
+from pictorank.train.oof import answer_folds, as_served, finetuned_encoder
 
 DEFAULT_CANDIDATES = 100  # as the service hands the ranker (PICTORANK_OPEN_VOCAB_CANDIDATES)
 
@@ -132,8 +131,8 @@ def fit_open_play(learned: LearnedRanker, tables: OpenPlayTables, config: TrainC
 
 def _estimate(tables: OpenPlayTables, scores: list[np.ndarray]) -> dict[str, Any]:
     """Hits@1, Hits@10 and MRR of the held-out CV scores (as served: blended when the learned
-    ranker blends) over every clue (one whose answer was not
-    retrieved is a miss), and the retrieval ceiling."""
+    ranker blends) over every clue, one whose answer was not retrieved counting as a miss; and
+    the retrieval ceiling."""
     bounds = np.cumsum([0, *tables.sizes])
     labels = [tables.y[bounds[i] : bounds[i + 1]] for i in np.flatnonzero(tables.found)]
     ranks = np.full(len(tables.queries), np.inf)
@@ -141,14 +140,6 @@ def _estimate(tables: OpenPlayTables, scores: list[np.ndarray]) -> dict[str, Any
     return {"clues": len(tables.queries), "ceiling": float(tables.found.mean()),
             "hits@1": float(np.mean(ranks < 1)), "hits@10": float(np.mean(ranks < 10)),
             "mrr": float(np.mean(np.where(np.isfinite(ranks), 1 / (ranks + 1), 0.0)))}
-
-
-def as_served(encoder: Encoder, config: TrainConfig) -> Encoder:
-    """The base encoder as the saved model runs it (its export, when training quantizes), so that
-    the rows are computed as a served request's are."""
-    if config.quantization is None:
-        return encoder
-    return served_encoder(encoder.model, encoder.model_id, "base", config.quantization, encoder.cache_dir)
 
 
 def fit_for_model(model_dir: Path, learned: LearnedRanker, train: Sequence[Query], lexicon: Lexicon,
