@@ -37,7 +37,7 @@ $(STAMP): pyproject.toml
 # are cached in PICTORANK_CACHE_DIR).
 MODEL     := models/default
 MODEL_SRC := $(wildcard src/pictorank/*.py src/pictorank/encoders/*.py src/pictorank/features/*.py src/pictorank/ranker/*.py src/pictorank/train/*.py \
-                       src/pictorank/suggest/*.py src/pictorank/suggest/wordnet/*)
+                       src/pictorank/suggest/*.py src/pictorank/lexicon/*.py src/pictorank/lexicon/wordnet/*)
 
 $(MODEL)/ranker.json: $(STAMP) $(DATA)/train.csv $(DATA)/val.csv $(HINTS) $(MODEL_SRC)
 	$(BIN)/pictorank train --train $(DATA)/train.csv --val $(DATA)/val.csv --hints $(HINTS) --out $(MODEL)

@@ -1,5 +1,5 @@
-"""Build src/pictorank/suggest/wordnet/glosses.tsv.gz: each WordNet 3.0 lemma and the gloss of its
-first sense, the table the clue model reads a word's definition from (see pictorank.suggest.glossary).
+"""Build src/pictorank/lexicon/wordnet/glosses.tsv.gz: each WordNet 3.0 lemma and the gloss of its
+first sense, the table open play and the clue model read a word's definition from (see pictorank.suggest.glossary).
 
 Run once, by hand, where NLTK's WordNet 3.0 reader and data are available (not needed to use or
 test pictorank; the table is vendored):
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from nltk.corpus import wordnet
 
-OUT = Path(__file__).resolve().parents[1] / "src" / "pictorank" / "suggest" / "wordnet" / "glosses.tsv.gz"
+OUT = Path(__file__).resolve().parents[1] / "src" / "pictorank" / "lexicon" / "wordnet" / "glosses.tsv.gz"
 
 
 def first_glosses() -> dict[str, str]:

@@ -142,7 +142,7 @@ def main(argv: list[str]) -> int:
         print("usage: build_sensitive_words.py WORDNET_DICT_FOLDER (holding data.noun, index.noun, ...)", file=sys.stderr)
         return 2
     words = sensitive_words(WordNet(Path(argv[0])))
-    header = "# word\ttopic: built by scripts/build_sensitive_words.py from WordNet 3.0 (licence: ../../suggest/wordnet/LICENSE)\n"
+    header = "# word\ttopic: built by scripts/build_sensitive_words.py from WordNet 3.0 (licence: ../../lexicon/wordnet/LICENSE)\n"
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(header + "".join(f"{w}\t{words[w]}\n" for w in sorted(words)), encoding="utf-8")
     counts = defaultdict(int)

@@ -1,6 +1,5 @@
 """Dictionary definitions of words, for the clue model: WordNet 3.0's gloss of each lemma's first
-(most common) sense, vendored as `wordnet/glosses.tsv.gz` (one row per lemma; licence in
-`wordnet/LICENSE`; built by `scripts/build_glossary.py`).
+(most common) sense, the table open play reads too (pictorank.lexicon.glosses).
 
 Why: a Bliss clue is a definition in pictures, genus first and differentiae after it (`Monday` =
 day + two), and a dictionary gloss is the same definition in words ("the second day of the week").
@@ -12,14 +11,12 @@ WordNet does not know (a name, most phrases) is read as before.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 from functools import cached_property
 from pathlib import Path
 
+from pictorank.lexicon.glosses import GLOSSES, read_glosses
 from pictorank.suggest.rules import lemmas, words_of
-
-GLOSSES = Path(__file__).parent / "wordnet" / "glosses.tsv.gz"
 
 
 class Glossary:
@@ -41,11 +38,9 @@ class Glossary:
     @cached_property
     def _table(self) -> dict[str, str]:
         table: dict[str, str] = {}
-        with gzip.open(self.path, "rt", encoding="utf-8") as lines:
-            for line in lines:
-                lemma, _, gloss = line.rstrip("\n").partition("\t")
-                # keyed as words are looked up: `mother-in-law` and `mother in law` are one key
-                table.setdefault(" ".join(words_of(lemma)), gloss)
+        for lemma, gloss in read_glosses(self.path).items():
+            # keyed as words are looked up: `mother-in-law` and `mother in law` are one key
+            table.setdefault(" ".join(words_of(lemma)), gloss)
         return table
 
     def gloss(self, word: str) -> str | None:
