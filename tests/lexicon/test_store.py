@@ -10,6 +10,7 @@ from pictorank.encoders import Encoder
 from pictorank.errors import ModelError
 from pictorank.lexicon import Lexicon
 from pictorank.lexicon import store
+from pictorank.lexicon.glosses import read_glosses
 
 
 def _lexicon() -> Lexicon:
@@ -59,3 +60,34 @@ def test_a_lexicon_stored_by_an_older_pictorank_is_refused_with_how_to_rebuild_i
     config_path.write_text(json.dumps(config))
     with pytest.raises(ModelError, match=r"another version of pictorank.*pictorank lexicon --model"):
         store.load(tmp_path)
+
+
+def test_the_glosses_of_the_words_wordnet_defines_are_stored_by_the_base_encoder(tmp_path) -> None:
+    encoders = _encoders()
+    store.build(tmp_path, _lexicon(), encoders, "ft")
+    loaded = store.load(tmp_path)
+    assert loaded is not None and loaded.glosses is not None
+    assert set(loaded.glosses.texts) == {"dog", "zebra"}  # WordNet has no lemma "library (building)"
+    table = read_glosses()
+    for word in ("dog", "zebra"):
+        expected = encoders["base"].encode([table[word]])[0]
+        assert float(loaded.glosses.get(word) @ expected) > 0.99
+    assert store.load(tmp_path).glosses.get("library (building)") is None
+
+
+def test_a_lexicon_stored_before_glosses_still_loads_without_them(tmp_path) -> None:
+    stored = store.embed(_lexicon(), {"base": _encoders()["base"]}, "base")
+    store.save(tmp_path, stored)
+    config_path = tmp_path / store.LEXICON_CONFIG
+    config_path.write_text(json.dumps({**json.loads(config_path.read_text()), "format": 2}))
+    loaded = store.load(tmp_path)
+    assert loaded is not None and loaded.glosses is None and loaded.lexicon.words == _lexicon().words
+
+
+def test_gloss_search_vectors_read_a_word_without_a_gloss_by_its_own_base_vector() -> None:
+    base = _encoders()["base"]
+    glosses = store.embed_glosses(_lexicon(), base)
+    vectors = store.gloss_search_vectors(_lexicon(), glosses, base)
+    assert vectors.shape == (3, 32)
+    np.testing.assert_allclose(vectors[1], base.encode(["library (building)"])[0], atol=1e-6)
+    np.testing.assert_allclose(vectors[0], glosses.get("dog"), atol=1e-6)

@@ -10,6 +10,7 @@ from helpers import DATA, SMALL_TRAIN_ROWS
 from pictorank.api.service import Clue, build_service
 from pictorank.api.settings import Settings
 from pictorank.errors import ModelError
+from pictorank.features.gloss import GLOSS_COLUMNS
 from pictorank.features.word import WORD_COLUMNS, word_columns
 from pictorank.lexicon import Lexicon, guess_key, matches, without_qualifier
 from pictorank.lexicon import store
@@ -73,6 +74,25 @@ def test_each_clue_gets_playable_lexicon_words_from_a_fold_that_never_saw_its_an
     assert 0.2 < tables.found.mean() < 1.0  # the answer is often, not always, among the nearest words
 
 
+@pytest.fixture(scope="module")
+def glosses(lexicon, encoder):
+    return store.embed_glosses(lexicon, encoder)
+
+
+def test_with_glosses_the_rows_get_gloss_columns_and_retrieval_reads_them_too(train, tables, lexicon, encoder,
+                                                                              small_config, glosses, small_learned):
+    with_columns = open_play_tables(train, lexicon, encoder, small_config, lambda message: None, CANDIDATES, glosses)
+    assert [q.options for q in with_columns.queries] == [q.options for q in tables.queries]  # found by name only
+    assert list(with_columns.X.columns[-len(GLOSS_COLUMNS):]) == list(GLOSS_COLUMNS)
+    defined = np.array([o in glosses for q in with_columns.queries for o in q.options])
+    assert defined.any() and np.isnan(with_columns.X["gloss_cos"].to_numpy()).tolist() == (~defined).tolist()
+    searched = open_play_tables(train, lexicon, encoder, small_config, lambda message: None, CANDIDATES, glosses,
+                                search_glosses=True)
+    assert [q.options for q in searched.queries] != [q.options for q in tables.queries]
+    ranker = fit_open_play(small_learned, searched, small_config, lambda message: None, None, glosses)
+    assert ranker.feature_names[-len(GLOSS_COLUMNS):] == list(GLOSS_COLUMNS) and ranker.glosses is glosses
+
+
 def test_the_fit_reads_the_learned_columns_and_the_words_own(open_ranker, small_learned, tables):
     assert open_ranker.feature_names == [*small_learned.feature_names, *WORD_COLUMNS]
     estimate = open_ranker.training["train_cv"]
@@ -112,10 +132,15 @@ def test_the_service_ranks_clues_without_options_with_it_and_given_options_as_be
     service = build_service(Settings(model_dir=model, vocabulary_files=[DATA / "val.csv"]),
                             ranker=small_learned, encoders=None, base=small_learned.extractor.base_encoder)
     assert isinstance(service.open_ranker, OpenPlayRanker)
+    # the stored glosses: searched beside the words (a clue vector in two spaces), read by the ranker
+    assert service.index.glosses is not None and service.open_ranker.glosses is service.index.glosses
+    assert service.index.clue_vectors(["stripes"], service.encoders.base).shape[1] == service.index.index.d
     clue = ("animal", "stripes", "horse")
     [open_play] = service.rank([Clue(clue)])
     candidates = service.candidates([clue])[0]
-    expected = open_ranker.rank([Query(clue, tuple(candidates))])[0].options
+    # the service's frequencies: its lexicon also holds the data's words, which may be candidates
+    served = OpenPlayRanker(open_ranker, open_ranker.booster, open_ranker.feature_names, service.index.zipf)
+    expected = served.rank([Query(clue, tuple(candidates))])[0].options
     assert open_play.options == expected and open_play.confidence is None
     [explained] = service.rank([Clue(clue, explain=3)])
     assert explained.options == expected and len(explained.explanations) == 3

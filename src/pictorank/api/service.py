@@ -26,7 +26,7 @@ import numpy as np
 
 from pictorank.api.memory import RELEASE_AFTER_ROWS, release_memory
 from pictorank.api.settings import Settings
-from pictorank.encoders import Encoder, Encoders
+from pictorank.encoders import Encoder, Encoders, StoredVectors
 from pictorank.errors import DataError
 from pictorank.lexicon import DEFAULT_PRIOR_WEIGHT, Lexicon, load_lexicon, playable, with_prior
 from pictorank.lexicon import store as lexicon_store
@@ -48,7 +48,8 @@ class VocabularyIndex:
     """
 
     def __init__(self, words: Sequence[str], index: faiss.Index, encoder: Encoder | None = None,
-                 zipf: dict[str, float] | None = None, source: str = "data") -> None:
+                 zipf: dict[str, float] | None = None, source: str = "data",
+                 glosses: StoredVectors | None = None, gloss_encoder: Encoder | None = None) -> None:
         if index.ntotal != len(words):
             raise ValueError(f"index holds {index.ntotal} vectors for {len(words)} words")
         self.words = list(words)
@@ -56,6 +57,10 @@ class VocabularyIndex:
         self.encoder = encoder  # the space of the vectors, which embeds the clue to search with
         self.zipf = zipf  # each word's frequency, for the prior; None without a lexicon
         self.source = source  # "data" (the data's words), "wordnet" or a word list's path
+        # With glosses, a word's vector is its own followed by its gloss's (base space), and a
+        # clue's is its own in each space: a word is found by its name and its definition.
+        self.glosses = glosses  # the stored gloss vectors, which open play's ranker reads too
+        self.gloss_encoder = gloss_encoder
 
     @classmethod
     def build(cls, words: Iterable[str], encoder: Encoder) -> "VocabularyIndex":
@@ -65,8 +70,24 @@ class VocabularyIndex:
         return cls(distinct, _flat_index(vectors), encoder)
 
     @classmethod
-    def of_lexicon(cls, lexicon: Lexicon, vectors: np.ndarray, encoder: Encoder) -> "VocabularyIndex":
-        return cls(list(lexicon.words), _flat_index(vectors), encoder, lexicon.frequencies(), lexicon.source)
+    def of_lexicon(cls, lexicon: Lexicon, vectors: np.ndarray, encoder: Encoder,
+                   glosses: StoredVectors | None = None, base: Encoder | None = None) -> "VocabularyIndex":
+        """The index of `lexicon`'s words (`vectors` in `encoder`'s space), and of their glosses
+        when `glosses` (made by `base`) are given."""
+        if glosses is not None and base is not None:
+            vectors = np.hstack([vectors, lexicon_store.gloss_search_vectors(lexicon, glosses, base)])
+        else:
+            glosses = base = None
+        return cls(list(lexicon.words), _flat_index(vectors), encoder, lexicon.frequencies(), lexicon.source,
+                   glosses, base)
+
+    def clue_vectors(self, texts: Sequence[str], fallback: Encoder) -> np.ndarray:
+        """The vectors to search with for clue texts, in the index's space(s); `fallback`
+        embeds them when the index has no encoder of its own."""
+        vectors = (self.encoder or fallback).encode(list(texts))
+        if self.gloss_encoder is None:
+            return vectors
+        return np.hstack([vectors, self.gloss_encoder.encode(list(texts))])
 
     def search(self, clue_vectors: np.ndarray, k: int) -> list[list[str]]:
         """The `k` words nearest to each clue vector, nearest first."""
@@ -292,8 +313,7 @@ class RankingService:
         to make up for excluded words."""
         if self.index is None:
             raise RuntimeError("open-vocabulary mode is disabled: the service has no vocabulary index")
-        encoder = self.index.encoder or self.encoders.base
-        clue_vectors = encoder.encode([joined_text(hints) for hints in hint_lists])
+        clue_vectors = self.index.clue_vectors([joined_text(hints) for hints in hint_lists], self.encoders.base)
         wanted = self.open_vocab_candidates + extra
         # Room for the hint words and repeated forms that `playable` drops.
         found = self.index.search(clue_vectors, wanted + 20 + wanted // 2)
@@ -371,9 +391,12 @@ def _lexicon_index(settings: Settings, encoders: Encoders, words: Sequence[str])
     fresh = dict(zip(missing, lexicon_store.embed(Lexicon(tuple(missing), np.zeros(len(missing), np.float32), ""),
                                                   {space: encoder}, space).search_vectors())) if missing else {}
     vectors = np.stack([searched[known[w]] if w in known else fresh[w] for w in lexicon.words])
-    log.info("open-vocabulary lexicon: %d words (%s, %s space; %d embedded at start-up)",
-             len(lexicon), lexicon.source, space, len(missing))
-    return VocabularyIndex.of_lexicon(lexicon, vectors, encoder)
+    # Glosses made by another base encoder than the served one are not read: words are found by name.
+    glosses = stored.glosses if stored is not None and stored.encoder_ids.get("base") == encoders.base.model_id \
+        else None
+    log.info("open-vocabulary lexicon: %d words (%s, %s space%s; %d embedded at start-up)", len(lexicon),
+             lexicon.source, space, " and glosses" if glosses is not None else "", len(missing))
+    return VocabularyIndex.of_lexicon(lexicon, vectors, encoder, glosses, encoders.base)
 
 
 def _hand_stored_vectors(stored: lexicon_store.StoredLexicon, encoders: Encoders) -> None:
@@ -416,6 +439,6 @@ def build_service(settings: Settings, encoders: Encoders | None = None, ranker: 
     name = model_name(ranker, settings.model_dir, encoders.base)
     open_ranker = None
     if settings.model_dir is not None and isinstance(ranker, LearnedRanker) and index is not None and index.zipf:
-        open_ranker = OpenPlayRanker.load_beside(settings.model_dir, ranker, index.zipf)
+        open_ranker = OpenPlayRanker.load_beside(settings.model_dir, ranker, index.zipf, index.glosses)
     return RankingService(ranker, vocab, index, encoders, name, settings.open_vocab_candidates, settings.model_dir,
                           open_ranker)

@@ -2,7 +2,8 @@
 
     lexicon.npz    the words, their Zipf frequencies and their unit vectors in each of the
                    model's spaces (base, and ft when it has a fine-tuned encoder), as int8 with a
-                   scale a row (pictorank.encoders.StoredVectors)
+                   scale a row (pictorank.encoders.StoredVectors); and the base encoder's vectors
+                   of the glosses of the words WordNet defines (pictorank.lexicon.glosses)
     lexicon.json   the lexicon's source and size, the space searched in, each space's encoder id,
                    and the sha256 of lexicon.npz, checked before the vectors are trusted
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -24,11 +25,13 @@ import numpy as np
 from pictorank.artifacts import read_json, sha256_file, write_json
 from pictorank.encoders import Encoder, StoredVectors
 from pictorank.errors import ModelError
+from pictorank.lexicon.glosses import gloss_of, read_glosses
 from pictorank.lexicon.words import Lexicon
 
 LEXICON_FILE = "lexicon.npz"
 LEXICON_CONFIG = "lexicon.json"
-FORMAT = 2  # vectors of every space, a scale a row
+FORMAT = 3  # vectors of every space, a scale a row; gloss vectors
+READABLE = (2, 3)  # a lexicon stored before glosses has none: open play reads it without
 SPACES = ("base", "ft")
 DEFAULT_SPACE = "ft"  # the fine-tuned encoder retrieves answers best (docs/experiments/open-vocabulary.md)
 
@@ -41,12 +44,14 @@ class StoredLexicon:
 
     vectors : space -> the words' vectors made by that space's encoder.
     encoder_ids : space -> the id of the encoder that made them.
+    glosses : the base encoder's vectors of the words' glosses, for the words that have one.
     """
 
     lexicon: Lexicon
     vectors: Mapping[str, StoredVectors]
     space: str
     encoder_ids: Mapping[str, str]
+    glosses: StoredVectors | None = None
 
     @property
     def encoder_id(self) -> str:
@@ -80,6 +85,10 @@ def save(directory: Path, stored: StoredLexicon) -> Path:
     temporary = directory / f".{LEXICON_FILE}.tmp.npz"
     arrays = {f"{name}_{part}": array for name, vectors in stored.vectors.items()
               for part, array in (("codes", vectors.codes), ("scales", vectors.scales))}
+    if stored.glosses is not None:
+        rows = {w: i for i, w in enumerate(stored.lexicon.words)}
+        arrays.update(gloss_rows=np.array([rows[w] for w in stored.glosses.texts], dtype=np.int64),
+                      gloss_codes=stored.glosses.codes, gloss_scales=stored.glosses.scales)
     np.savez(temporary, words_utf8=np.frombuffer(b"".join(encoded), dtype=np.uint8),
              word_ends=np.cumsum([len(e) for e in encoded], dtype=np.int64),
              zipf=stored.lexicon.zipf.astype(np.float32), **arrays)
@@ -92,12 +101,15 @@ def save(directory: Path, stored: StoredLexicon) -> Path:
 
 
 def build(directory: Path, lexicon: Lexicon, encoders: Mapping[str, Encoder], space: str) -> StoredLexicon:
-    """Embed `lexicon` with each of the model's encoders and store it in the model folder."""
+    """Embed `lexicon` with each of the model's encoders, and its glosses with the base one, and
+    store it in the model folder."""
     started = time.perf_counter()
     stored = embed(lexicon, encoders, space)
+    if "base" in encoders:
+        stored = replace(stored, glosses=embed_glosses(lexicon, encoders["base"]))
     save(directory, stored)
-    log.info("embedded %d lexicon words in the %s space(s) in %.1f s", len(lexicon), ", ".join(encoders),
-             time.perf_counter() - started)
+    log.info("embedded %d lexicon words in the %s space(s), and %d glosses, in %.1f s", len(lexicon),
+             ", ".join(encoders), len(stored.glosses or ()), time.perf_counter() - started)
     return stored
 
 
@@ -110,9 +122,9 @@ def load(directory: Path) -> StoredLexicon | None:
     rebuild = f"rebuild it with `pictorank lexicon --model {directory}`"
     if not isinstance(config, dict) or not isinstance(config.get("files"), dict):
         raise ModelError(f"{config_path}: not a lexicon config (files expected)")
-    if config.get("format") != FORMAT:
+    if config.get("format") not in READABLE:
         raise ModelError(f"{config_path}: stored by another version of pictorank (format {config.get('format')}, "
-                         f"this one reads {FORMAT}); {rebuild}")
+                         f"this one reads {', '.join(map(str, READABLE))}); {rebuild}")
     encoder_ids = config.get("encoders")
     if (not isinstance(encoder_ids, dict) or not encoder_ids or set(encoder_ids) - set(SPACES)
             or config.get("space") not in encoder_ids):
@@ -128,7 +140,31 @@ def load(directory: Path) -> StoredLexicon | None:
             zipf = arrays["zipf"].astype(np.float32)
             vectors = {name: StoredVectors(words, arrays[f"{name}_codes"], arrays[f"{name}_scales"])
                        for name in encoder_ids}
-    except (OSError, ValueError, KeyError, EOFError, UnicodeDecodeError) as exc:
+            glosses = (StoredVectors([words[i] for i in arrays["gloss_rows"].tolist()], arrays["gloss_codes"],
+                                     arrays["gloss_scales"]) if "gloss_rows" in arrays else None)
+    except (OSError, ValueError, KeyError, IndexError, EOFError, UnicodeDecodeError) as exc:
         raise ModelError(f"{path}: corrupt lexicon ({type(exc).__name__}: {exc})") from None
     lexicon = Lexicon(words, zipf, str(config.get("source", "unknown")))
-    return StoredLexicon(lexicon, vectors, config["space"], {k: str(v) for k, v in encoder_ids.items()})
+    return StoredLexicon(lexicon, vectors, config["space"], {k: str(v) for k, v in encoder_ids.items()}, glosses)
+
+
+def gloss_search_vectors(lexicon: Lexicon, glosses: StoredVectors, base: Encoder) -> np.ndarray:
+    """Each word's gloss vector (base space), for searching by definition; a word without a gloss
+    is read by its own base vector, as the clue-giver reads it."""
+    if glosses.texts == lexicon.words:
+        return glosses.all()
+    missing = [w for w in lexicon.words if w not in glosses]
+    own = dict(zip(missing, base.encode(missing))) if missing else {}
+    return np.stack([own[w] if w in own else glosses.get(w) for w in lexicon.words]).astype(np.float32)
+
+
+def embed_glosses(lexicon: Lexicon, base: Encoder) -> StoredVectors | None:
+    """The unit vectors, made by the base encoder, of the glosses of the lexicon's words that
+    WordNet defines (pictorank.lexicon.glosses); None when it defines none. The encoder's memo is
+    not filled."""
+    table = read_glosses()
+    defined = [(w, g) for w in lexicon.words if (g := gloss_of(w, table)) is not None]
+    batch = 4096
+    parts = [base.model.encode([g for _, g in defined[i : i + batch]], normalize_embeddings=True,
+                               convert_to_numpy=True, batch_size=256) for i in range(0, len(defined), batch)]
+    return StoredVectors.quantize([w for w, _ in defined], np.concatenate(parts)) if parts else None

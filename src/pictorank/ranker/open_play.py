@@ -29,9 +29,11 @@ import numpy as np
 
 from pictorank.artifacts import check_files, check_versions, hash_files, library_versions, read_json, write_json
 from pictorank.errors import ModelError
+from pictorank.encoders import StoredVectors
 from pictorank.features import feature_names
+from pictorank.features.gloss import GLOSS_COLUMNS, gloss_columns
 from pictorank.features.word import WORD_COLUMNS, word_columns
-from pictorank.query import Query
+from pictorank.query import Query, joined_text
 from pictorank.ranker.bag import BoosterBag
 from pictorank.ranker.base import CONFIG_FILE
 from pictorank.ranker.learned import METADATA_FILE, LearnedRanker
@@ -53,22 +55,35 @@ class OpenPlayRanker(LearnedRanker):
     zipf : each lexicon word's Zipf frequency (the service's lexicon; a word it lacks counts as
         the rarest of the clue's candidates).
     training : how the boosters were fitted, saved as metadata.json.
+    glosses : the base encoder's vectors of the lexicon words' glosses (pictorank.lexicon.store),
+        for the GLOSS_COLUMNS; a word without one, or every word when None, gets no value there.
     """
 
     method = "open_play"
 
     def __init__(self, learned: LearnedRanker, booster: BoosterBag, feature_names: Sequence[str],
-                 zipf: Mapping[str, float] | None = None, training: dict[str, Any] | None = None) -> None:
+                 zipf: Mapping[str, float] | None = None, training: dict[str, Any] | None = None,
+                 glosses: StoredVectors | None = None) -> None:
         super().__init__(learned.extractor, booster, feature_names, learned.finetuned_model, learned.num_threads,
                          training, calibrator=None, fallback=learned.fallback, quantization=learned.quantization,
                          finetuned_id=learned.finetuned_id)
         self.zipf: Mapping[str, float] = zipf or {}
+        self.glosses = glosses
 
     def _features(self, queries: Sequence[Query]) -> "pd.DataFrame":
         full = super()._features(queries)
         columns = [word_columns(q.options, self.zipf) for q in queries]
-        for name in WORD_COLUMNS:
-            full[name] = np.concatenate([c[name] for c in columns]).astype(np.float32) if columns else []
+        if any(name in self.feature_names for name in GLOSS_COLUMNS):
+            base = self.extractor.base_encoder  # its memo holds the clue's vectors: the extractor encoded them
+            glossed = [gloss_columns(base.encode([joined_text(q.hints)])[0], base.encode(list(q.hints)),
+                                     [self.glosses.get(o) if self.glosses is not None else None for o in q.options])
+                       for q in queries]
+            columns = [{**c, **g} for c, g in zip(columns, glossed)]
+        for name in (*WORD_COLUMNS, *GLOSS_COLUMNS):
+            if not columns:
+                full[name] = np.zeros(0, np.float32)
+            elif name in columns[0]:
+                full[name] = np.concatenate([c[name] for c in columns]).astype(np.float32)
         return full
 
     def save(self, directory: str | os.PathLike, metadata: dict[str, Any] | None = None, force: bool = False,
@@ -86,8 +101,8 @@ class OpenPlayRanker(LearnedRanker):
         write_json(folder / CONFIG_FILE, config)  # last: a half-written folder has no config and is not read
 
     @classmethod
-    def load_beside(cls, directory: Path, learned: LearnedRanker,
-                    zipf: Mapping[str, float] | None = None) -> "OpenPlayRanker | None":
+    def load_beside(cls, directory: Path, learned: LearnedRanker, zipf: Mapping[str, float] | None = None,
+                    glosses: StoredVectors | None = None) -> "OpenPlayRanker | None":
         """The open-play ranker saved in the learned model's `directory`; None when it has none.
         A damaged or mismatched one is a ModelError."""
         folder = directory / OPEN_PLAY_DIR
@@ -101,7 +116,7 @@ class OpenPlayRanker(LearnedRanker):
         check_versions(config.get("versions"), where)
         check_files(folder, config.get("files"), where)
         names = params.get("feature_names")
-        known = {*feature_names(), *WORD_COLUMNS}
+        known = {*feature_names(), *WORD_COLUMNS, *GLOSS_COLUMNS}
         if not isinstance(names, list) or not names or any(n not in known for n in names):
             raise ModelError(f"{where}: feature_names must name columns this pictorank computes")
         count = params.get("boosters")
@@ -111,4 +126,4 @@ class OpenPlayRanker(LearnedRanker):
         if booster.feature_name() != names:
             raise ModelError(f"{folder}: the boosters' features differ from {CONFIG_FILE}")
         training = read_json(folder / METADATA_FILE)
-        return cls(learned, booster, names, zipf, training if isinstance(training, dict) else {})
+        return cls(learned, booster, names, zipf, training if isinstance(training, dict) else {}, glosses)

@@ -22,9 +22,10 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from pictorank.encoders import Encoder
+from pictorank.encoders import Encoder, StoredVectors
 from pictorank.errors import UsageError
 from pictorank.features import FeatureExtractor
+from pictorank.features.gloss import GLOSS_COLUMNS, gloss_columns
 from pictorank.features.word import WORD_COLUMNS, word_columns
 from pictorank.lexicon import Lexicon, guess_key, matches, playable, without_qualifier
 from pictorank.lexicon import store as lexicon_store
@@ -66,9 +67,12 @@ def nearest(vectors: np.ndarray, clues: np.ndarray, words: Sequence[str], k: int
 
 
 def open_play_tables(train: Sequence[Query], lexicon: Lexicon, base_encoder: Encoder, config: TrainConfig,
-                     log: Log, candidates: int = DEFAULT_CANDIDATES) -> OpenPlayTables:
+                     log: Log, candidates: int = DEFAULT_CANDIDATES, glosses: StoredVectors | None = None,
+                     search_glosses: bool = False) -> OpenPlayTables:
     """Each fold's clues retrieved from `lexicon` in its fold encoder's space (the base space
-    without fine-tuning) and scored by an extractor fitted on the other folds."""
+    without fine-tuning) and scored by an extractor fitted on the other folds. With `glosses`
+    (the words' gloss vectors in the base space) the rows get GLOSS_COLUMNS, and with
+    `search_glosses` the words are retrieved by their word and gloss cosines summed."""
     keys = {guess_key(w) for w in lexicon.words}
     folds = answer_folds(train, config.folds, config.seed)
     zipf = lexicon.frequencies()
@@ -83,13 +87,22 @@ def open_play_tables(train: Sequence[Query], lexicon: Lexicon, base_encoder: Enc
             if config.finetune else None
         space = ft or base_encoder
         vectors = lexicon_store.embed(lexicon, {"space": space}, "space").search_vectors()
-        found = nearest(vectors, space.encode([joined_text(q.hints) for q in held]), lexicon.words,
+        clues = space.encode([joined_text(q.hints) for q in held])
+        if glosses is not None and search_glosses:
+            vectors = np.hstack([vectors, lexicon_store.gloss_search_vectors(lexicon, glosses, base_encoder)])
+            clues = np.hstack([clues, base_encoder.encode([joined_text(q.hints) for q in held])])
+        found = nearest(vectors, clues, lexicon.words,
                         candidates + 20 + candidates // 2)  # room for the words `playable` drops, as served
         rows = [Query(q.hints, tuple(playable(q.hints, words)[:candidates]), q.answer) for q, words in zip(held, found)]
         table = FeatureExtractor(base_encoder, ft).fit(inside).transform(rows)
         extra = [word_columns(q.options, zipf) for q in rows]
         for name in WORD_COLUMNS:
             table[name] = np.concatenate([e[name] for e in extra]).astype(np.float32)
+        if glosses is not None:
+            extra = [gloss_columns(base_encoder.encode([joined_text(q.hints)])[0], base_encoder.encode(list(q.hints)),
+                                   [glosses.get(o) for o in q.options]) for q in rows]
+            for name in GLOSS_COLUMNS:
+                table[name] = np.concatenate([e[name] for e in extra]).astype(np.float32)
         tables.append(table)
         queries += rows
         query_folds += [k] * len(rows)
@@ -104,11 +117,12 @@ def open_play_tables(train: Sequence[Query], lexicon: Lexicon, base_encoder: Enc
 
 
 def fit_open_play(learned: LearnedRanker, tables: OpenPlayTables, config: TrainConfig, log: Log,
-                  zipf: dict[str, float] | None = None) -> OpenPlayRanker:
-    """LambdaMART over the learned ranker's columns and WORD_COLUMNS, chosen and fitted as the
-    learned ranker's (grouped CV on train, then a bag on all of it), on the clues whose answer was
-    retrieved; its `training` holds the train-CV estimate over all the clues."""
-    columns = [*learned.feature_names, *WORD_COLUMNS]
+                  zipf: dict[str, float] | None = None, glosses: StoredVectors | None = None) -> OpenPlayRanker:
+    """LambdaMART over the learned ranker's columns, WORD_COLUMNS and the GLOSS_COLUMNS when the
+    tables have them, chosen and fitted as the learned ranker's (grouped CV on train, then a bag on
+    all of it), on the clues whose answer was retrieved; its `training` holds the train-CV
+    estimate over all the clues. `glosses`: the gloss vectors the tables were made with."""
+    columns = [*learned.feature_names, *WORD_COLUMNS, *(c for c in GLOSS_COLUMNS if c in tables.X.columns)]
     keep = np.repeat(tables.found, tables.sizes)
     if tables.found.sum() < 2 or len(set(tables.folds[tables.found].tolist())) < 2:
         raise UsageError("too few train clues have their answer among their lexicon candidates to fit open play's ranker")
@@ -126,7 +140,7 @@ def fit_open_play(learned: LearnedRanker, tables: OpenPlayTables, config: TrainC
         f"retrieval ceiling {estimate['ceiling']:.3f}")
     training = {"lgbm_params": params, "trees": [trees] * len(bag), "cv": cv, "train_cv": estimate,
                 "candidates": int(tables.sizes.max()), "lgbm_seconds": time.perf_counter() - started}
-    return OpenPlayRanker(learned, bag, columns, zipf, training)
+    return OpenPlayRanker(learned, bag, columns, zipf, training, glosses)
 
 
 def _estimate(tables: OpenPlayTables, scores: list[np.ndarray]) -> dict[str, Any]:
@@ -147,8 +161,14 @@ def fit_for_model(model_dir: Path, learned: LearnedRanker, train: Sequence[Query
                   candidates: int = DEFAULT_CANDIDATES) -> OpenPlayRanker:
     """`pictorank train`'s last step: fit open play's ranker for the model just saved in
     `model_dir` (`learned`, loaded from it) and save it there. `encoder`: the base encoder
-    training ran on (`as_served` gives the features' one)."""
-    tables = open_play_tables(train, lexicon, as_served(encoder, config), config, log, candidates)
-    ranker = fit_open_play(learned, tables, config, log, lexicon.frequencies())
+    training ran on (`as_served` gives the features' one). With the glosses stored beside the
+    model's lexicon, the words are retrieved and ranked by their glosses too, as the service does."""
+    base = as_served(encoder, config)
+    stored = lexicon_store.load(model_dir)
+    glosses = stored.glosses if stored is not None and stored.encoder_ids.get("base") == base.model_id else None
+    log(f"open play reads {len(glosses)} stored glosses" if glosses is not None
+        else "open play reads no glosses: none stored by this base encoder beside the model")
+    tables = open_play_tables(train, lexicon, base, config, log, candidates, glosses, search_glosses=glosses is not None)
+    ranker = fit_open_play(learned, tables, config, log, lexicon.frequencies(), glosses)
     ranker.save(model_dir)
     return ranker

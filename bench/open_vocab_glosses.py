@@ -1,0 +1,99 @@
+"""Should open play read a word's dictionary definition? Measured on train folds only.
+
+    .venv/bin/python bench/open_vocab_glosses.py --model DIR [--cache DIR] [--glosses FILE.npy]
+
+A clue is a definition in pictures; WordNet's gloss of a word is the same definition in words
+(pictorank.lexicon.glosses). This bench embeds each lexicon word's gloss with the base encoder
+and measures, on the rows open play's ranker learns from (pictorank.train.open_play: each train
+clue whose answer is in the lexicon, retrieved and scored by a fold encoder and tables that never
+saw its answer), each clue scored by a ranker fitted on the other folds:
+
+- retrieval by the word's cosine in the served space (today), or by that cosine plus its gloss's
+  cosine in the base space (`search_glosses`): the retrieval ceiling of each;
+- open play's ranker over today's columns, or with the gloss columns (pictorank.features.gloss)
+  as well, on each retrieval's candidates.
+
+Every row's difference from today's recipe is printed with its standard error, clustered by
+answer. `--cache` names the fine-tuning cache of the run that made DIR (its fold encoders are
+read back); `--glosses` keeps the gloss vectors for the next run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from open_vocab_ranker import held_out, metrics, ranks_of  # bench/ is the script's folder, on sys.path
+from open_vocab_retrieval import clustered_se
+from pictorank.api.settings import Settings
+from pictorank.encoders import Encoder, StoredVectors
+from pictorank.features.gloss import GLOSS_COLUMNS
+from pictorank.features.word import WORD_COLUMNS
+from pictorank.lexicon import guess_key
+from pictorank.lexicon import store as lexicon_store
+from pictorank.lexicon.words import default_lexicon
+from pictorank.puzzles import load_hints, load_puzzles, to_queries
+from pictorank.ranker import load_ranker
+from pictorank.train.config import TrainConfig
+from pictorank.train.oof import as_served
+from pictorank.train.open_play import open_play_tables
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", type=Path, required=True)
+    parser.add_argument("--cache", type=Path, default=None, help="fine-tuning cache of the run that trained DIR")
+    parser.add_argument("--glosses", type=Path, default=None, help="keep the gloss vectors here between runs (.npy)")
+    args = parser.parse_args()
+    print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", file=sys.stderr)
+    settings = Settings()
+    config = TrainConfig.from_dict(json.loads((args.model / "metadata.json").read_text())["config"])
+    vocab = load_hints(settings.data_dir / "hint_descriptions.csv")
+    train = to_queries(load_puzzles(settings.data_dir / "train.csv", vocab), vocab)
+    lexicon = default_lexicon()
+    encoder = Encoder(cache_dir=args.cache or settings.cache_dir)
+    learned = load_ranker(args.model, encoder)
+    base = as_served(encoder, config)
+    started = time.perf_counter()
+    if args.glosses is not None and args.glosses.exists():
+        glosses = StoredVectors.quantize(lexicon.words, np.load(args.glosses))
+    else:
+        glosses = lexicon_store.embed_glosses(lexicon, base)
+        if args.glosses is not None:
+            np.save(args.glosses, glosses.all())
+    print(f"gloss vectors: {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    log = lambda message: print(message, file=sys.stderr)  # noqa: E731
+    tables = {way: open_play_tables(train, lexicon, base, config, log, glosses=glosses, search_glosses=way == "gloss")
+              for way in ("word", "gloss")}
+    zipf = lexicon.frequencies()
+    today = [*learned.feature_names, *WORD_COLUMNS]
+    results = {}
+    for way, table in tables.items():
+        print(f"retrieval by {way}: ceiling {table.found.mean():.3f} over {len(table.queries)} clues", file=sys.stderr)
+        for label, columns in {"today's columns": today, "+ gloss columns": [*today, *GLOSS_COLUMNS]}.items():
+            scores, chosen = held_out(table, columns, config)
+            ranks = ranks_of(scores, table, zipf, 0.0)
+            found = table.found.astype(float)
+            results[f"retrieval by {way}, {label} ({chosen})"] = {**metrics(ranks), "ceiling": found}
+    groups = [guess_key(q.answer or "") for q in tables["word"].queries]
+    assert groups == [guess_key(q.answer or "") for q in tables["gloss"].queries]
+    baseline = next(iter(results.values()))
+    print(f"## {len(groups)} train clues with their answer in the lexicon of {len(lexicon):,} words\n")
+    print("| retrieval, ranker | ceiling | Hits@1 | Hits@10 | MRR | ceiling diff (± SE) | Hits@1 diff (± SE) "
+          "| Hits@10 diff (± SE) | MRR diff (± SE) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, r in results.items():
+        diffs = [f"{(r[m] - baseline[m]).mean():+.3f} ± {clustered_se(r[m] - baseline[m], groups):.3f}"
+                 for m in ("ceiling", "hits@1", "hits@10", "mrr")]
+        print(f"| {name} | {r['ceiling'].mean():.3f} | {r['hits@1'].mean():.3f} | {r['hits@10'].mean():.3f} | "
+              f"{r['mrr'].mean():.3f} | " + " | ".join(diffs) + " |")
+
+
+if __name__ == "__main__":
+    main()
