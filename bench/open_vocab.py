@@ -32,13 +32,14 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+import faiss
 import numpy as np
 
 from pictorank.api.service import Clue, VocabularyIndex, build_service
 from pictorank.api.settings import Settings
 from pictorank.errors import PictorankError
 from pictorank.evaluation import summarise
-from pictorank.lexicon import Lexicon, guess_key, matches, with_prior, without_qualifier
+from pictorank.lexicon import guess_key, matches, with_prior, without_qualifier
 from pictorank.lexicon.words import default_lexicon
 from pictorank.puzzles import load_puzzles
 from pictorank.query import Query
@@ -64,8 +65,10 @@ def lexicon_only(index: VocabularyIndex) -> VocabularyIndex:
     vectors = np.stack([index.index.reconstruct(i) for i in rows])
     words = [index.words[i] for i in rows]
     assert index.zipf is not None and index.encoder is not None
-    lexicon = Lexicon(tuple(words), np.array([index.zipf[w] for w in words], np.float32), index.source)
-    return VocabularyIndex.of_lexicon(lexicon, vectors, index.encoder)
+    zipf = {w: index.zipf[w] for w in words}
+    flat = faiss.IndexFlatIP(vectors.shape[1])  # the vectors as stored: with their glosses', when searched so
+    flat.add(np.ascontiguousarray(vectors, dtype=np.float32))
+    return VocabularyIndex(words, flat, index.encoder, zipf, index.source, index.glosses, index.gloss_encoder)
 
 
 def scored(rankers: dict, queries: list[Query]) -> dict[str, list[tuple[list[str], list[float]]]]:

@@ -211,6 +211,8 @@ def main() -> None:
     index = lexicon_only(served.index)
     words = index.words
     ft_vectors = np.stack([index.index.reconstruct(i) for i in range(len(words))])
+    if index.gloss_encoder is not None:  # stored as [word | gloss]: this bench searches by word
+        ft_vectors = ft_vectors[:, : ft_vectors.shape[1] // 2]
     keys = {guess_key(w) for w in words}
     puzzles = [p for p in load_puzzles(settings.data_dir / f"{args.split}.csv", served.vocab)[: args.limit]
                if without_qualifier(p.answer).casefold() in keys]
