@@ -206,3 +206,15 @@ def test_an_encoder_reads_vectors_it_knows_instead_of_encoding_them() -> None:
     np.testing.assert_allclose(vectors[1], WordHashModel().encode(["snow"])[0], atol=1e-6)
     encoder.encode(["zebra", "horse"])
     assert encoder.encoded_count == 1
+
+
+def test_stored_vectors_are_looked_up_many_at_once_with_the_missing_ones_marked() -> None:
+    from pictorank.encoders import StoredVectors
+
+    vectors = np.array([[3.0, 4.0], [0.0, -2.0]], np.float32)
+    stored = StoredVectors.quantize(["a", "b"], vectors)
+    found_vectors, found = stored.lookup(["b", "zzz", "a"])
+    assert found.tolist() == [True, False, True]
+    np.testing.assert_allclose(found_vectors[0], stored.get("b"), atol=1e-6)
+    np.testing.assert_allclose(found_vectors[2], [0.6, 0.8], atol=0.01)
+    assert found_vectors[1].tolist() == [0.0, 0.0]

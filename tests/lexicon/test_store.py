@@ -87,7 +87,7 @@ def test_a_lexicon_stored_before_glosses_still_loads_without_them(tmp_path) -> N
 def test_gloss_search_vectors_read_a_word_without_a_gloss_by_its_own_base_vector() -> None:
     base = _encoders()["base"]
     glosses = store.embed_glosses(_lexicon(), base)
-    vectors = store.gloss_search_vectors(_lexicon(), glosses, base)
+    vectors = store.gloss_search_vectors(_lexicon().words, glosses, base)
     assert vectors.shape == (3, 32)
     np.testing.assert_allclose(vectors[1], base.encode(["library (building)"])[0], atol=1e-6)
     np.testing.assert_allclose(vectors[0], glosses.get("dog"), atol=1e-6)

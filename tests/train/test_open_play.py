@@ -93,6 +93,28 @@ def test_with_glosses_the_rows_get_gloss_columns_and_retrieval_reads_them_too(tr
     assert ranker.feature_names[-len(GLOSS_COLUMNS):] == list(GLOSS_COLUMNS) and ranker.glosses is glosses
 
 
+def test_a_model_whose_open_play_reads_glosses_is_served_searching_them(train, lexicon, encoder, small_config,
+                                                                        small_learned, tmp_path):
+    model = tmp_path / "model"
+    small_learned.save(model)
+    store.build(model, lexicon, {"base": small_learned.extractor.base_encoder}, "base")
+    glosses = store.load(model).glosses
+    searched = open_play_tables(train, lexicon, encoder, small_config, lambda message: None, CANDIDATES, glosses,
+                                search_glosses=True)
+    fit_open_play(small_learned, searched, small_config, lambda message: None, None, glosses).save(model)
+    assert OpenPlayRanker.reads_glosses(model) and not OpenPlayRanker.reads_glosses(tmp_path)
+    service = build_service(Settings(model_dir=model, vocabulary_files=[DATA / "val.csv"]),
+                            ranker=small_learned, encoders=None, base=small_learned.extractor.base_encoder)
+    # searched beside the words (a clue vector in two spaces), and read by the ranker
+    assert service.index.glosses is not None and service.open_ranker.glosses is service.index.glosses
+    assert service.index.clue_vectors(["stripes"], service.encoders.base).shape[1] == service.index.index.d
+    clue = ("animal", "stripes", "horse")
+    [open_play] = service.rank([Clue(clue)])
+    candidates = service.candidates([clue])[0]
+    assert open_play.options == service.open_ranker.rank([Query(clue, tuple(candidates))])[0].options
+    assert np.isfinite(service.open_ranker._features([Query(clue, tuple(candidates))])["gloss_cos"]).any()
+
+
 def test_the_fit_reads_the_learned_columns_and_the_words_own(open_ranker, small_learned, tables):
     assert open_ranker.feature_names == [*small_learned.feature_names, *WORD_COLUMNS]
     estimate = open_ranker.training["train_cv"]
@@ -132,9 +154,7 @@ def test_the_service_ranks_clues_without_options_with_it_and_given_options_as_be
     service = build_service(Settings(model_dir=model, vocabulary_files=[DATA / "val.csv"]),
                             ranker=small_learned, encoders=None, base=small_learned.extractor.base_encoder)
     assert isinstance(service.open_ranker, OpenPlayRanker)
-    # the stored glosses: searched beside the words (a clue vector in two spaces), read by the ranker
-    assert service.index.glosses is not None and service.open_ranker.glosses is service.index.glosses
-    assert service.index.clue_vectors(["stripes"], service.encoders.base).shape[1] == service.index.index.d
+    assert service.index.glosses is None  # fitted without gloss columns: words are found by name, as it was fitted
     clue = ("animal", "stripes", "horse")
     [open_play] = service.rank([Clue(clue)])
     candidates = service.candidates([clue])[0]

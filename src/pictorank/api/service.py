@@ -73,13 +73,22 @@ class VocabularyIndex:
     def of_lexicon(cls, lexicon: Lexicon, vectors: np.ndarray, encoder: Encoder,
                    glosses: StoredVectors | None = None, base: Encoder | None = None) -> "VocabularyIndex":
         """The index of `lexicon`'s words (`vectors` in `encoder`'s space), and of their glosses
-        when `glosses` (made by `base`) are given."""
-        if glosses is not None and base is not None:
-            vectors = np.hstack([vectors, lexicon_store.gloss_search_vectors(lexicon, glosses, base)])
-        else:
+        when `glosses` (made by `base`) are given.
+
+        The vectors are kept as float16 (faiss' scalar quantiser): half float32's memory, and as
+        exact as the int8 vectors the lexicon is stored as. They are added a slice at a time, so
+        the words' and glosses' vectors side by side never exist for the whole lexicon at once."""
+        if glosses is None or base is None:
             glosses = base = None
-        return cls(list(lexicon.words), _flat_index(vectors), encoder, lexicon.frequencies(), lexicon.source,
-                   glosses, base)
+        words = list(lexicon.words)
+        width = vectors.shape[1] * (2 if glosses is not None else 1)
+        index = faiss.IndexScalarQuantizer(width, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT)
+        for start in range(0, len(words), _SLICE):
+            part = vectors[start : start + _SLICE]
+            if glosses is not None and base is not None:
+                part = np.hstack([part, lexicon_store.gloss_search_vectors(words[start : start + _SLICE], glosses, base)])
+            index.add(np.ascontiguousarray(part, dtype=np.float32))
+        return cls(words, index, encoder, lexicon.frequencies(), lexicon.source, glosses, base)
 
     def clue_vectors(self, texts: Sequence[str], fallback: Encoder) -> np.ndarray:
         """The vectors to search with for clue texts, in the index's space(s); `fallback`
@@ -105,6 +114,9 @@ class VocabularyIndex:
             finally:
                 faiss.omp_set_num_threads(threads)
         return [[self.words[i] for i in row if i >= 0] for row in ids]
+
+
+_SLICE = 8192  # lexicon words added to the index at a time
 
 
 def _flat_index(vectors: np.ndarray) -> faiss.Index:
@@ -360,7 +372,8 @@ def _vocabulary_index(words: Sequence[str], encoder: Encoder) -> VocabularyIndex
     return None
 
 
-def _lexicon_index(settings: Settings, encoders: Encoders, words: Sequence[str]) -> VocabularyIndex | None:
+def _lexicon_index(settings: Settings, encoders: Encoders, words: Sequence[str],
+                   with_glosses: bool = False) -> VocabularyIndex | None:
     """The open-vocabulary index over the lexicon PICTORANK_OPEN_VOCAB_LEXICON names, with the
     data's words; None when it names none (`none`, or `auto` and the model folder stores none).
 
@@ -377,23 +390,27 @@ def _lexicon_index(settings: Settings, encoders: Encoders, words: Sequence[str])
     space = stored.space if stored is not None else lexicon_store.DEFAULT_SPACE
     encoder = encoders.finetuned if space == "ft" and encoders.finetuned is not None else encoders.base
     lexicon = stored.lexicon if stored is not None else load_lexicon("wordnet" if choice == "auto" else choice)
-    known: dict[str, int] = {}
+    same_encoder = False
     if stored is not None:
         _hand_stored_vectors(stored, encoders)
-        if stored.encoder_id != encoder.model_id:
+        same_encoder = stored.encoder_id == encoder.model_id
+        if not same_encoder:
             log.warning("the stored lexicon was embedded by %s, not the served %s: embedding it anew "
                         "(`pictorank lexicon --model DIR` stores it again)", stored.encoder_id, encoder.model_id)
-        else:
-            known = {w: i for i, w in enumerate(stored.lexicon.words)}
     lexicon = lexicon.with_words(words)
-    missing = [w for w in lexicon.words if w not in known]
-    searched = stored.search_vectors() if known else None
-    fresh = dict(zip(missing, lexicon_store.embed(Lexicon(tuple(missing), np.zeros(len(missing), np.float32), ""),
-                                                  {space: encoder}, space).search_vectors())) if missing else {}
-    vectors = np.stack([searched[known[w]] if w in known else fresh[w] for w in lexicon.words])
-    # Glosses made by another base encoder than the served one are not read: words are found by name.
-    glosses = stored.glosses if stored is not None and stored.encoder_ids.get("base") == encoders.base.model_id \
-        else None
+    vectors, found = (stored.vectors[stored.space].lookup(lexicon.words) if stored is not None and same_encoder
+                      else (None, np.zeros(len(lexicon), dtype=bool)))
+    missing = [w for w, known in zip(lexicon.words, found) if not known]
+    if missing:
+        fresh = lexicon_store.embed(Lexicon(tuple(missing), np.zeros(len(missing), np.float32), ""),
+                                    {space: encoder}, space).search_vectors()
+        vectors = np.zeros((len(lexicon), fresh.shape[1]), np.float32) if vectors is None else vectors
+        vectors[~found] = fresh
+    assert vectors is not None  # a lexicon has words: stored or embedded now
+    # Glosses are searched only for an open-play ranker fitted on what they find, and only when
+    # the served base encoder made them.
+    glosses = stored.glosses if (stored is not None and with_glosses
+                                 and stored.encoder_ids.get("base") == encoders.base.model_id) else None
     log.info("open-vocabulary lexicon: %d words (%s, %s space%s; %d embedded at start-up)", len(lexicon),
              lexicon.source, space, " and glosses" if glosses is not None else "", len(missing))
     return VocabularyIndex.of_lexicon(lexicon, vectors, encoder, glosses, encoders.base)
@@ -434,7 +451,8 @@ def build_service(settings: Settings, encoders: Encoders | None = None, ranker: 
     # Start-up writes the vocabulary's vectors to the disk cache (restarts and further workers
     # read them back); requests never write it (Encoder.encode does not). Every encoder of the
     # ranker embeds the vocabulary now, so a clue over known words encodes only the clue.
-    index = _lexicon_index(settings, encoders, words) or _vocabulary_index(words, encoders.base)
+    with_glosses = settings.model_dir is not None and OpenPlayRanker.reads_glosses(settings.model_dir)
+    index = _lexicon_index(settings, encoders, words, with_glosses) or _vocabulary_index(words, encoders.base)
     ranker.prepare(words)
     name = model_name(ranker, settings.model_dir, encoders.base)
     open_ranker = None

@@ -53,6 +53,15 @@ class StoredVectors:
         row = self._rows.get(text)
         return None if row is None else _unit(self.codes[row : row + 1].astype(np.float32) * self.scales[row])[0]
 
+    def lookup(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The unit vectors of `texts` as float32 rows (zeros for a text not stored), and which
+        texts are stored."""
+        rows = np.array([self._rows.get(text, -1) for text in texts], dtype=np.int64)
+        found = rows >= 0
+        vectors = np.zeros((len(texts), self.codes.shape[1]), np.float32)
+        vectors[found] = _unit(self.codes[rows[found]].astype(np.float32) * self.scales[rows[found], None])
+        return vectors, found
+
     def all(self) -> np.ndarray:
         """Every row as float32 unit vectors (for an index over them)."""
         return _unit(self.codes.astype(np.float32) * self.scales[:, None])

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -148,14 +148,13 @@ def load(directory: Path) -> StoredLexicon | None:
     return StoredLexicon(lexicon, vectors, config["space"], {k: str(v) for k, v in encoder_ids.items()}, glosses)
 
 
-def gloss_search_vectors(lexicon: Lexicon, glosses: StoredVectors, base: Encoder) -> np.ndarray:
+def gloss_search_vectors(words: Sequence[str], glosses: StoredVectors, base: Encoder) -> np.ndarray:
     """Each word's gloss vector (base space), for searching by definition; a word without a gloss
     is read by its own base vector, as the clue-giver reads it."""
-    if glosses.texts == lexicon.words:
-        return glosses.all()
-    missing = [w for w in lexicon.words if w not in glosses]
-    own = dict(zip(missing, base.encode(missing))) if missing else {}
-    return np.stack([own[w] if w in own else glosses.get(w) for w in lexicon.words]).astype(np.float32)
+    vectors, found = glosses.lookup(words)
+    if not found.all():
+        vectors[~found] = base.encode([w for w, known in zip(words, found) if not known])
+    return vectors
 
 
 def embed_glosses(lexicon: Lexicon, base: Encoder) -> StoredVectors | None:

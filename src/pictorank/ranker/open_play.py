@@ -100,6 +100,17 @@ class OpenPlayRanker(LearnedRanker):
                   "versions": library_versions(), "files": hash_files(folder, skip=CONFIG_FILE)}
         write_json(folder / CONFIG_FILE, config)  # last: a half-written folder has no config and is not read
 
+    @staticmethod
+    def reads_glosses(directory: Path) -> bool:
+        """Whether the open-play ranker saved in `directory` was fitted with gloss columns, and so
+        on candidates found by their glosses too (the service then searches so); False without
+        one, or with one it cannot read (loading it says what is wrong)."""
+        try:
+            names = read_json(directory / OPEN_PLAY_DIR / CONFIG_FILE)["params"]["feature_names"]
+        except (OSError, ValueError, KeyError, TypeError, ModelError):
+            return False
+        return isinstance(names, list) and any(name in GLOSS_COLUMNS for name in names)
+
     @classmethod
     def load_beside(cls, directory: Path, learned: LearnedRanker, zipf: Mapping[str, float] | None = None,
                     glosses: StoredVectors | None = None) -> "OpenPlayRanker | None":

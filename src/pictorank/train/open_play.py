@@ -89,7 +89,7 @@ def open_play_tables(train: Sequence[Query], lexicon: Lexicon, base_encoder: Enc
         vectors = lexicon_store.embed(lexicon, {"space": space}, "space").search_vectors()
         clues = space.encode([joined_text(q.hints) for q in held])
         if glosses is not None and search_glosses:
-            vectors = np.hstack([vectors, lexicon_store.gloss_search_vectors(lexicon, glosses, base_encoder)])
+            vectors = np.hstack([vectors, lexicon_store.gloss_search_vectors(lexicon.words, glosses, base_encoder)])
             clues = np.hstack([clues, base_encoder.encode([joined_text(q.hints) for q in held])])
         found = nearest(vectors, clues, lexicon.words,
                         candidates + 20 + candidates // 2)  # room for the words `playable` drops, as served
