@@ -135,6 +135,7 @@ def write_config(directory: Path, config: object) -> Path:
     ("config", "message"),
     [
         ({"method": "bm25", "params": {}}, "unknown method 'bm25'"),
+        ({"method": "open_play", "params": {}}, "open play's ranker is part of the model in .*; pass that folder"),
         ({"method": "cosine", "params": {"pooling": "max"}}, "'cosine' takes no parameters, found 'pooling'"),
         ({"method": "cosine", "params": {"temperature": 2}}, "takes no parameters, found 'temperature'"),
         ({"params": {}}, "unknown method None"),

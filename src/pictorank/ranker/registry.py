@@ -45,6 +45,9 @@ def read_config(directory: str | os.PathLike) -> dict[str, Any]:
     method = config.get("method")
     if method is not None and not isinstance(method, str):  # a list is unhashable, a deep one too deep to repr
         raise ModelError(f"{config_path}: unknown method (a {type(method).__name__}, not a name)")
+    if method == "open_play":  # saved inside a learned model's folder, which it needs
+        raise ModelError(f"{config_path}: open play's ranker is part of the model in {Path(directory).parent}; "
+                         "pass that folder (its service uses it for clues without options)")
     if method not in SAVED:
         raise ModelError(f"{config_path}: unknown method {method if method is None else method[:100]!r}")
     return config
