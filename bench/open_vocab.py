@@ -26,6 +26,7 @@ ranked by the service as served (lexicon and data words, free-text hints).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -110,6 +111,9 @@ def main() -> None:
     parser.add_argument("--choose-prior", action="store_true", help="choose the prior's weight by CV on --split")
     parser.add_argument("--limit", type=int, default=None, help="only the first N puzzles of the split")
     parser.add_argument("--no-everyday", action="store_true", help="skip the eight everyday clues")
+    parser.add_argument("--ranks-out", type=Path, default=None,
+                        help="write each puzzle's answer, and its place in open play's ranking, as JSON "
+                             "(bench/open_vocab_paired.py compares two such files)")
     args = parser.parse_args()
 
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", file=sys.stderr)
@@ -162,6 +166,11 @@ def main() -> None:
     for name, ranked in rankings.items():
         metrics = summarise(ranks_with(ranked, answers, zipf, 0.0 if rankers[name] is served.open_ranker else weight))
         print(f"| {name} | " + " | ".join(f"{metrics[c]:.3f}" for c in COLUMNS) + f" | {ceiling:.3f} |")
+    if args.ranks_out is not None and served.open_ranker is not None:
+        places = ranks_with(rankings["open play's ranker (as served)"], answers, zipf, 0.0)
+        retrieved = [any(matches(c, a) for c in cs) for cs, a in zip(candidates, answers)]
+        args.ranks_out.write_text(json.dumps([{"id": f"{p.datapoint_id}/{p.subtask_id}", "answer": a, "place": r, "retrieved": f}
+                                              for p, a, r, f in zip(kept, answers, places, retrieved)]))
     old = [r.options for r in today.rank([Clue(h) for h in hints])]
     old_ranks = [first_match(o, a) for o, a in zip(old, answers)]
     old_ceiling = np.mean([any(matches(c, a) for c in cs) for cs, a in zip(today.candidates(hints), answers)])

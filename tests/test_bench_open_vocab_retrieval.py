@@ -39,3 +39,25 @@ def test_hubness_is_the_mean_cosine_to_the_nearest_clues_other_than_the_words_ow
     hub = bench.hubness(vectors, words, clues, ["snow (weather)", "rain", "hail"], k=2)
     assert hub[0] == pytest.approx((0.8 + 0.0) / 2)  # its own clue (answer "snow (weather)") left out
     assert hub[1] == pytest.approx((1.0 + 0.6) / 2)
+
+
+def test_the_paired_bench_compares_the_same_puzzles_place_by_place(tmp_path, capsys, monkeypatch) -> None:
+    import json
+
+    import open_vocab_paired as paired
+
+    before = [{"id": "a/1", "answer": "dog", "place": 0, "retrieved": True},
+              {"id": "b/1", "answer": "cat", "place": None, "retrieved": False}]
+    after = [{"id": "a/1", "answer": "dog", "place": 12, "retrieved": True},
+             {"id": "b/1", "answer": "cat", "place": 3, "retrieved": True}]
+    measured = paired.measures(after)
+    assert measured["hits@1"].tolist() == [0, 0] and measured["hits@10"].tolist() == [0, 1]
+    assert measured["mrr"].tolist() == pytest.approx([1 / 13, 1 / 4]) and measured["ceiling"].tolist() == [1, 1]
+    (tmp_path / "before.json").write_text(json.dumps(before))
+    (tmp_path / "after.json").write_text(json.dumps(after))
+    monkeypatch.setattr(sys, "argv", ["paired", str(tmp_path / "before.json"), str(tmp_path / "after.json")])
+    paired.main()
+    assert "| ceiling | 0.500 | 1.000 | +0.500 ±" in capsys.readouterr().out
+    (tmp_path / "after.json").write_text(json.dumps(after[::-1]))
+    with pytest.raises(SystemExit, match="not hold the same puzzles"):
+        paired.main()
