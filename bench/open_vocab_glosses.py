@@ -21,7 +21,6 @@ read back); `--glosses` keeps the gloss vectors for the next run.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -29,18 +28,14 @@ from pathlib import Path
 
 import numpy as np
 
-from open_vocab_ranker import held_out, metrics, ranks_of  # bench/ is the script's folder, on sys.path
+# bench/ is the script's folder, on sys.path
+from open_vocab_ranker import held_out, metrics, ranks_of, training_setup
 from open_vocab_retrieval import clustered_se
-from pictorank.api.settings import Settings
-from pictorank.encoders import Encoder, StoredVectors
+from pictorank.encoders import StoredVectors
 from pictorank.features.gloss import GLOSS_COLUMNS
 from pictorank.features.word import WORD_COLUMNS
 from pictorank.lexicon import guess_key
 from pictorank.lexicon import store as lexicon_store
-from pictorank.lexicon.words import default_lexicon
-from pictorank.puzzles import load_hints, load_puzzles, to_queries
-from pictorank.ranker import load_ranker
-from pictorank.train.config import TrainConfig
 from pictorank.train.oof import as_served
 from pictorank.train.open_play import open_play_tables
 
@@ -52,13 +47,7 @@ def main() -> None:
     parser.add_argument("--glosses", type=Path, default=None, help="keep the gloss vectors here between runs (.npy)")
     args = parser.parse_args()
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", file=sys.stderr)
-    settings = Settings()
-    config = TrainConfig.from_dict(json.loads((args.model / "metadata.json").read_text())["config"])
-    vocab = load_hints(settings.data_dir / "hint_descriptions.csv")
-    train = to_queries(load_puzzles(settings.data_dir / "train.csv", vocab), vocab)
-    lexicon = default_lexicon()
-    encoder = Encoder(cache_dir=args.cache or settings.cache_dir)
-    learned = load_ranker(args.model, encoder)
+    config, train, lexicon, encoder, learned = training_setup(args.model, args.cache)
     base = as_served(encoder, config)
     started = time.perf_counter()
     if args.glosses is not None and args.glosses.exists():

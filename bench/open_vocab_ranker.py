@@ -31,15 +31,17 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from open_vocab_retrieval import clustered_se  # bench/ is the script's folder, on sys.path
 from pictorank.encoders import Encoder
-from pictorank.lexicon import guess_key, matches, with_prior
+from pictorank.lexicon import Lexicon, guess_key, matches, with_prior
 from pictorank.lexicon.words import default_lexicon
 from pictorank.puzzles import load_hints, load_puzzles, to_queries
+from pictorank.query import Query
 from pictorank.ranker import load_ranker
 from pictorank.ranker.fallback import COSINE_COLUMN, KNOWN_COLUMN, blend_rows
 from pictorank.api.settings import Settings
@@ -78,6 +80,18 @@ def held_out(tables: OpenPlayTables, columns: list[str], config: TrainConfig) ->
     return scores, f"{params['num_leaves']} leaves, {trees} trees"
 
 
+def training_setup(model: Path, cache: Path | None) -> tuple[TrainConfig, list[Query], Lexicon, Encoder, Any]:
+    """What `pictorank train` had when it made `model`: its config, the train clues, the default
+    lexicon, the base encoder over the fine-tuning cache `cache` (else the settings') and the
+    learned ranker it saved."""
+    settings = Settings()
+    config = TrainConfig.from_dict(json.loads((model / "metadata.json").read_text())["config"])
+    vocab = load_hints(settings.data_dir / "hint_descriptions.csv")
+    train = to_queries(load_puzzles(settings.data_dir / "train.csv", vocab), vocab)
+    encoder = Encoder(cache_dir=cache or settings.cache_dir)
+    return config, train, default_lexicon(), encoder, load_ranker(model, encoder)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", type=Path, required=True)
@@ -86,14 +100,8 @@ def main() -> None:
     parser.add_argument("--tables", type=Path, default=None, help="keep the rows here between runs (pickle)")
     args = parser.parse_args()
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", file=sys.stderr)
-    settings = Settings()
-    config = TrainConfig.from_dict(json.loads((args.model / "metadata.json").read_text())["config"])
-    vocab = load_hints(settings.data_dir / "hint_descriptions.csv")
-    train = to_queries(load_puzzles(settings.data_dir / "train.csv", vocab), vocab)
-    lexicon = default_lexicon()
+    config, train, lexicon, encoder, learned = training_setup(args.model, args.cache)
     zipf = lexicon.frequencies()
-    encoder = Encoder(cache_dir=args.cache or settings.cache_dir)
-    learned = load_ranker(args.model, encoder)
     started = time.perf_counter()
     if args.tables is not None and args.tables.exists():
         tables = pd.read_pickle(args.tables)
