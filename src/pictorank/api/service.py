@@ -398,22 +398,33 @@ def _lexicon_index(settings: Settings, encoders: Encoders, words: Sequence[str],
             log.warning("the stored lexicon was embedded by %s, not the served %s: embedding it anew "
                         "(`pictorank lexicon --model DIR` stores it again)", stored.encoder_id, encoder.model_id)
     lexicon = lexicon.with_words(words)
-    vectors, found = (stored.vectors[stored.space].lookup(lexicon.words) if stored is not None and same_encoder
-                      else (None, np.zeros(len(lexicon), dtype=bool)))
+    vectors, embedded = _word_vectors(lexicon, stored.vectors[stored.space] if stored is not None and same_encoder
+                                      else None, encoder, space)
+    # Glosses are searched only for an open-play ranker fitted on what they find, and only when
+    # the served base encoder made them.
+    glosses = stored.glosses if (stored is not None and with_glosses
+                                 and stored.encoder_ids.get("base") == encoders.base.model_id) else None
+    log.info("open-vocabulary lexicon: %d words (%s, %s space%s; %d embedded at start-up)", len(lexicon),
+             lexicon.source, space, " and glosses" if glosses is not None else "", embedded)
+    return VocabularyIndex.of_lexicon(lexicon, vectors, encoder, glosses, encoders.base)
+
+
+def _word_vectors(lexicon: Lexicon, stored: StoredVectors | None, encoder: Encoder, space: str) -> tuple[np.ndarray, int]:
+    """The lexicon's vectors in `encoder`'s space: stored ones as they are, the others (the data's
+    words, a word list, a lexicon stored for another encoder) embedded now; and how many were."""
+    if stored is not None:
+        vectors, found = stored.lookup(lexicon.words)
+    else:
+        vectors, found = None, np.zeros(len(lexicon), dtype=bool)
     missing = [w for w, known in zip(lexicon.words, found) if not known]
     if missing:
         fresh = lexicon_store.embed(Lexicon(tuple(missing), np.zeros(len(missing), np.float32), ""),
                                     {space: encoder}, space).search_vectors()
         vectors = np.zeros((len(lexicon), fresh.shape[1]), np.float32) if vectors is None else vectors
         vectors[~found] = fresh
-    assert vectors is not None  # a lexicon has words: stored or embedded now
-    # Glosses are searched only for an open-play ranker fitted on what they find, and only when
-    # the served base encoder made them.
-    glosses = stored.glosses if (stored is not None and with_glosses
-                                 and stored.encoder_ids.get("base") == encoders.base.model_id) else None
-    log.info("open-vocabulary lexicon: %d words (%s, %s space%s; %d embedded at start-up)", len(lexicon),
-             lexicon.source, space, " and glosses" if glosses is not None else "", len(missing))
-    return VocabularyIndex.of_lexicon(lexicon, vectors, encoder, glosses, encoders.base)
+    if vectors is None:
+        raise DataError("the open-vocabulary lexicon holds no words")
+    return vectors, len(missing)
 
 
 def _hand_stored_vectors(stored: lexicon_store.StoredLexicon, encoders: Encoders) -> None:
