@@ -5,8 +5,10 @@ something else: the lexicon words nearest to the clue, among them phrases that r
 rare compounds and words of every frequency. This ranker is a LambdaMART bag fitted on exactly
 that (pictorank.train.open_play): each train clue's nearest lexicon words, scored with the columns
 of an extractor and an encoder that never saw the clue's fold, plus the words' own columns
-(pictorank.features.word: how common, how many words). It reads the learned ranker's extractor,
-encoders and blend, so it costs a request no more encoding than the learned ranker does.
+(pictorank.features.word: how common, how many words) and, when it was fitted with them, their
+glosses' (pictorank.features.gloss: how near the word's definition is to the clue). It reads the
+learned ranker's extractor, encoders and blend, and the glosses' vectors stored with the lexicon,
+so it costs a request no more encoding than the learned ranker does.
 
 Saved inside the learned model's folder, which it needs:
 

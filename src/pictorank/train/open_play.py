@@ -2,7 +2,8 @@
 
 Its rows are what open play meets: for each train clue whose answer is in the lexicon, the
 lexicon words nearest to the clue that a player would take as guesses (no hint word, one form of
-each word: pictorank.lexicon.playable), with a label on the answer. As for the learned ranker's
+each word: pictorank.lexicon.playable), with a label on the answer; with the lexicon's glosses,
+found by word and gloss and given the gloss columns, as the service finds and ranks them. As for the learned ranker's
 table (pictorank.train.oof), every clue is retrieved and scored by an encoder and tables fitted
 on the other folds only: in its own space a fold's answers sit closer to their clues than any
 unseen answer will, and the ranker would learn to trust it. The folds and fold encoders are
