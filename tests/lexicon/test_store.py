@@ -7,6 +7,7 @@ import pytest
 
 from helpers import WordHashModel
 from pictorank.encoders import Encoder
+from pictorank.artifacts import sha256_file
 from pictorank.errors import ModelError
 from pictorank.lexicon import Lexicon
 from pictorank.lexicon import store
@@ -91,3 +92,18 @@ def test_gloss_search_vectors_read_a_word_without_a_gloss_by_its_own_base_vector
     assert vectors.shape == (3, 32)
     np.testing.assert_allclose(vectors[1], base.encode(["library (building)"])[0], atol=1e-6)
     np.testing.assert_allclose(vectors[0], glosses.get("dog"), atol=1e-6)
+
+
+def test_glosses_that_do_not_fit_their_words_are_refused_even_with_a_matching_hash(tmp_path) -> None:
+    store.build(tmp_path, _lexicon(), _encoders(), "ft")
+    path = tmp_path / store.LEXICON_FILE
+    with np.load(path) as stored:
+        arrays = {name: stored[name] for name in stored.files}
+    arrays["gloss_rows"] = arrays["gloss_rows"] + 10  # rows past the last word
+    np.savez(path, **arrays)
+    config_path = tmp_path / store.LEXICON_CONFIG
+    config = json.loads(config_path.read_text())
+    config["files"][store.LEXICON_FILE] = sha256_file(path)
+    config_path.write_text(json.dumps(config))
+    with pytest.raises(ModelError, match="corrupt lexicon"):
+        store.load(tmp_path)

@@ -9,6 +9,7 @@ import pytest
 from helpers import DATA, SMALL_TRAIN_ROWS
 from pictorank.api.service import Clue, build_service
 from pictorank.api.settings import Settings
+from pictorank.encoders import Encoder
 from pictorank.errors import ModelError
 from pictorank.features.gloss import GLOSS_COLUMNS
 from pictorank.features.word import WORD_COLUMNS, word_columns
@@ -94,7 +95,7 @@ def test_with_glosses_the_rows_get_gloss_columns_and_retrieval_reads_them_too(tr
 
 
 def test_a_model_whose_open_play_reads_glosses_is_served_searching_them(train, lexicon, encoder, small_config,
-                                                                        small_learned, tmp_path):
+                                                                        small_learned, tmp_path, caplog):
     model = tmp_path / "model"
     small_learned.save(model)
     store.build(model, lexicon, {"base": small_learned.extractor.base_encoder}, "base")
@@ -113,6 +114,10 @@ def test_a_model_whose_open_play_reads_glosses_is_served_searching_them(train, l
     candidates = service.candidates([clue])[0]
     assert open_play.options == service.open_ranker.rank([Query(clue, tuple(candidates))])[0].options
     assert np.isfinite(service.open_ranker._features([Query(clue, tuple(candidates))])["gloss_cos"]).any()
+    other = Encoder(model=small_learned.extractor.base_encoder.model, model_id="another-base")
+    lost = build_service(Settings(model_dir=model, vocabulary_files=[]), ranker=small_learned, encoders=None, base=other)
+    assert lost.index.glosses is None and lost.index.gloss_encoder is None
+    assert "stored glosses were made by" in caplog.text
 
 
 def test_the_fit_reads_the_learned_columns_and_the_words_own(open_ranker, small_learned, tables):

@@ -402,8 +402,12 @@ def _lexicon_index(settings: Settings, encoders: Encoders, words: Sequence[str],
                                       else None, encoder, space)
     # Glosses are searched only for an open-play ranker fitted on what they find, and only when
     # the served base encoder made them.
-    glosses = stored.glosses if (stored is not None and with_glosses
-                                 and stored.encoder_ids.get("base") == encoders.base.model_id) else None
+    glosses = stored.glosses if stored is not None and with_glosses else None
+    if glosses is not None and stored is not None and stored.encoder_ids.get("base") != encoders.base.model_id:
+        log.warning("the stored glosses were made by %s, not the served base encoder %s: open play finds and "
+                    "ranks words by name only (`pictorank lexicon --model DIR` stores them again)",
+                    stored.encoder_ids.get("base"), encoders.base.model_id)
+        glosses = None
     log.info("open-vocabulary lexicon: %d words (%s, %s space%s; %d embedded at start-up)", len(lexicon),
              lexicon.source, space, " and glosses" if glosses is not None else "", embedded)
     return VocabularyIndex.of_lexicon(lexicon, vectors, encoder, glosses, encoders.base)
