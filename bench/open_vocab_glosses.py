@@ -14,7 +14,8 @@ saw its answer), each clue scored by a ranker fitted on the other folds:
   as well, on each retrieval's candidates.
 
 Every row's difference from today's recipe is printed with its standard error, clustered by
-answer. `--cache` names the fine-tuning cache of the run that made DIR (its fold encoders are
+answer. `--weights W ...` instead prints only the retrieval ceiling, out of fold, with the gloss
+cosine weighted W against the word's (1 is the served sum), each weight's difference from 1. `--cache` names the fine-tuning cache of the run that made DIR (its fold encoders are
 read back); `--glosses` keeps the gloss vectors for the next run.
 """
 
@@ -25,19 +26,51 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
 # bench/ is the script's folder, on sys.path
 from open_vocab_ranker import held_out, metrics, ranks_of, training_setup
 from open_vocab_retrieval import clustered_se
-from pictorank.encoders import StoredVectors
+from pictorank.encoders import Encoder, StoredVectors
 from pictorank.features.gloss import GLOSS_COLUMNS
 from pictorank.features.word import WORD_COLUMNS
-from pictorank.lexicon import guess_key
+from pictorank.lexicon import Lexicon, guess_key, matches, playable, without_qualifier
 from pictorank.lexicon import store as lexicon_store
-from pictorank.train.oof import as_served
-from pictorank.train.open_play import open_play_tables
+from pictorank.query import Query, joined_text
+from pictorank.train.config import TrainConfig
+from pictorank.train.oof import answer_folds, as_served, finetuned_encoder
+from pictorank.train.open_play import DEFAULT_CANDIDATES, nearest, open_play_tables
+
+
+def print_ceilings(train: list[Query], lexicon: Lexicon, base: Encoder, config: TrainConfig,
+                   glosses: StoredVectors, weights: list[float], log: Callable[[str], None]) -> None:
+    """The share of train clues whose answer is among the 100 playable words found by the word's
+    cosine plus each weight times its gloss's, each fold in its fold encoder's space."""
+    keys = {guess_key(w) for w in lexicon.words}
+    folds = answer_folds(train, config.folds, config.seed)
+    gloss_vectors = lexicon_store.gloss_search_vectors(lexicon.words, glosses, base)
+    found: dict[float, list[float]] = {w: [] for w in weights}
+    groups = []
+    for k in range(config.folds):
+        inside = [q for q, f in zip(train, folds) if f != k]
+        held = [q for q, f in zip(train, folds) if f == k and without_qualifier(q.answer or "").casefold() in keys]
+        space = finetuned_encoder(inside, config.oof_epochs, config, base.cache_dir, log)[1]
+        vectors = lexicon_store.embed(lexicon, {"space": space}, "space").search_vectors()
+        texts = [joined_text(q.hints) for q in held]
+        clues, base_clues = space.encode(texts), base.encode(texts)
+        for w in weights:
+            nearest_words = nearest(np.hstack([vectors, gloss_vectors]), np.hstack([clues, w * base_clues]),
+                                    lexicon.words, DEFAULT_CANDIDATES + 20 + DEFAULT_CANDIDATES // 2)
+            found[w] += [float(any(matches(o, q.answer or "") for o in playable(q.hints, words)[:DEFAULT_CANDIDATES]))
+                         for q, words in zip(held, nearest_words)]
+        groups += [guess_key(q.answer or "") for q in held]
+    served = np.array(found[1.0])
+    print(f"| gloss weight | ceiling ({len(groups)} train clues) | diff from 1 (± SE) |\n|---|---|---|")
+    for w, values in found.items():
+        diff = np.array(values) - served
+        print(f"| {w} | {np.mean(values):.3f} | {diff.mean():+.3f} ± {clustered_se(diff, groups):.3f} |")
 
 
 def main() -> None:
@@ -45,6 +78,8 @@ def main() -> None:
     parser.add_argument("--model", type=Path, required=True)
     parser.add_argument("--cache", type=Path, default=None, help="fine-tuning cache of the run that trained DIR")
     parser.add_argument("--glosses", type=Path, default=None, help="keep the gloss vectors here between runs (.npy)")
+    parser.add_argument("--weights", type=float, nargs="*", default=None,
+                        help="only the ceilings, the gloss cosine weighted by each of these")
     args = parser.parse_args()
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", file=sys.stderr)
     config, train, lexicon, encoder, learned = training_setup(args.model, args.cache)
@@ -58,6 +93,9 @@ def main() -> None:
             np.save(args.glosses, glosses.all())
     print(f"gloss vectors: {time.perf_counter() - started:.0f} s", file=sys.stderr)
     log = lambda message: print(message, file=sys.stderr)  # noqa: E731
+    if args.weights is not None:
+        print_ceilings(train, lexicon, base, config, glosses, [1.0, *(w for w in args.weights if w != 1.0)], log)
+        return
     tables = {way: open_play_tables(train, lexicon, base, config, log, glosses=glosses, search_glosses=way == "gloss")
               for way in ("word", "gloss")}
     zipf = lexicon.frequencies()
