@@ -301,19 +301,25 @@ def _prepare_lexicon(args: argparse.Namespace, settings: CommonSettings, log: Ca
     is already written: a failure is only logged."""
     space = "base" if args.no_finetune else lexicon_store.DEFAULT_SPACE
     try:
-        size, space, seconds = store_lexicon(Path(args.out), settings, DEFAULT_SOURCE, space,
-                                             [Path(args.train), Path(args.val)])
+        stored, seconds = store_lexicon(Path(args.out), settings, DEFAULT_SOURCE, space,
+                                        [Path(args.train), Path(args.val)])
     except (PictorankError, ValueError, OSError) as exc:
         log(f"lexicon not stored with this model: {exc}")
         return
-    log(f"lexicon of {size} words embedded in the {space} space and saved in {args.out} in {seconds:.0f} s")
+    log(f"lexicon of {_stored_words(stored)} embedded in the {stored.space} space and saved in {args.out} "
+        f"in {seconds:.0f} s")
+
+
+def _stored_words(stored: lexicon_store.StoredLexicon) -> str:
+    """"76041 words and 75159 glosses": what a stored lexicon holds, for the log."""
+    return f"{len(stored.lexicon)} words and {len(stored.glosses or ())} glosses"
 
 
 def store_lexicon(model_dir: Path, settings: CommonSettings, lexicon_name: str, space: str,
-                  vocabulary_files: Sequence[Path]) -> tuple[int, str, float]:
+                  vocabulary_files: Sequence[Path]) -> tuple[lexicon_store.StoredLexicon, float]:
     """Embed `lexicon_name`'s words and the options of `vocabulary_files` with each of the
-    model's encoders into model_dir/lexicon.npz, to be searched in `space`; the words stored, the
-    space and the seconds."""
+    model's encoders, and their glosses with the base one, into model_dir/lexicon.npz, to be
+    searched in `space`; what was stored, and the seconds."""
     from pictorank.api.service import vocabulary_words
 
     started = time.perf_counter()
@@ -322,8 +328,8 @@ def store_lexicon(model_dir: Path, settings: CommonSettings, lexicon_name: str, 
     if space == "ft" and encoders.finetuned is None:
         raise UsageError(f"{model_dir}: the model has no fine-tuned encoder; use --space base")
     spaces = {"base": encoders.base} if encoders.finetuned is None else {"base": encoders.base, "ft": encoders.finetuned}
-    lexicon_store.build(model_dir, lexicon, spaces, space)
-    return len(lexicon), space, time.perf_counter() - started
+    stored = lexicon_store.build(model_dir, lexicon, spaces, space)
+    return stored, time.perf_counter() - started
 
 
 def cmd_lexicon(args: argparse.Namespace) -> int:
@@ -335,9 +341,9 @@ def cmd_lexicon(args: argparse.Namespace) -> int:
     if not model_dir.is_dir():
         raise DataError(model_dir, None, None, "model directory not found")
     files = [Path(f) for f in args.vocabulary] if args.vocabulary is not None else Settings().vocabulary_files
-    size, space, seconds = store_lexicon(model_dir, settings, args.lexicon, args.space, files)
-    print(f"stored {size} words ({args.lexicon}, {space} space) in {model_dir / lexicon_store.LEXICON_FILE} "
-          f"in {seconds:.0f} s")
+    stored, seconds = store_lexicon(model_dir, settings, args.lexicon, args.space, files)
+    print(f"stored {_stored_words(stored)} ({args.lexicon}, {stored.space} space) in "
+          f"{model_dir / lexicon_store.LEXICON_FILE} in {seconds:.0f} s")
     return 0
 
 

@@ -19,12 +19,13 @@ def test_the_lexicon_command_stores_a_word_list_and_the_data_words(tmp_path, bas
     args = ["lexicon", "--model", str(model_dir), "--lexicon", str(words), "--space", "base",
             "--vocabulary", str(data), "--cache-dir", str(tmp_path / "cache")]
     assert main(args) == 0
-    assert "stored 4 words" in capsys.readouterr().out
+    assert "stored 4 words and 4 glosses" in capsys.readouterr().out  # WordNet defines all four
     stored = store.load(model_dir)
     assert stored is not None and stored.lexicon.words == ("okapi", "zebra", "fish", "seal")
     assert stored.lexicon.source == str(words) and stored.space == "base"
     expected = base_model.encode(list(stored.lexicon.words), normalize_embeddings=True)
     assert np.abs(stored.vectors["base"].all() - expected).max() < 0.02
+    assert stored.glosses is not None and set(stored.glosses.texts) == set(stored.lexicon.words)
 
 
 def test_the_lexicon_command_refuses_a_missing_model_or_a_fine_tuned_space_it_lacks(tmp_path, capsys) -> None:
