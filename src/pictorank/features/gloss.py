@@ -16,6 +16,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from pictorank.encoders import Encoder, StoredVectors
+from pictorank.query import Query, joined_text
+
 GLOSS_COLUMNS = ("gloss_cos", "gloss_z", "gloss_hint_max", "gloss_hint_min", "gloss_hint_mean")
 
 
@@ -37,3 +40,13 @@ def gloss_columns(clue: np.ndarray, hints: np.ndarray, glosses: Sequence[np.ndar
     columns["gloss_hint_min"][known] = per_hint.min(axis=1)
     columns["gloss_hint_mean"][known] = per_hint.mean(axis=1)
     return columns
+
+
+def queries_gloss_columns(queries: Sequence[Query], base: Encoder, glosses: StoredVectors | None) -> dict[str, np.ndarray]:
+    """GLOSS_COLUMNS of every query's options, concatenated in order; the clue and hints are
+    embedded by `base` (whose memo holds them once the extractor has run), the glosses read from
+    `glosses` (None: no word has one)."""
+    columns = [gloss_columns(base.encode([joined_text(q.hints)])[0], base.encode(list(q.hints)),
+                             [glosses.get(o) if glosses is not None else None for o in q.options])
+               for q in queries]
+    return {name: np.concatenate([c[name] for c in columns]) if columns else np.zeros(0) for name in GLOSS_COLUMNS}

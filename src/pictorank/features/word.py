@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from pictorank.query import Query
+
 WORD_COLUMNS = ("open_zipf", "open_zipf_z", "open_words")
 
 
@@ -28,3 +30,9 @@ def word_columns(options: Sequence[str], zipf: Mapping[str, float]) -> dict[str,
     standardised = (frequency - frequency.mean()) / spread if spread > 0 else np.zeros_like(frequency)
     words = np.array([len(o.replace("-", " ").split()) for o in options], dtype=np.float64)
     return {"open_zipf": frequency, "open_zipf_z": standardised, "open_words": words}
+
+
+def queries_word_columns(queries: Sequence[Query], zipf: Mapping[str, float]) -> dict[str, np.ndarray]:
+    """WORD_COLUMNS of every query's options, concatenated in order."""
+    columns = [word_columns(q.options, zipf) for q in queries]
+    return {name: np.concatenate([c[name] for c in columns]) if columns else np.zeros(0) for name in WORD_COLUMNS}

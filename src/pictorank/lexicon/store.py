@@ -69,13 +69,8 @@ def embed(lexicon: Lexicon, encoders: Mapping[str, Encoder], space: str) -> Stor
     words would push out what requests need)."""
     if space not in encoders:
         raise ValueError(f"the searched space {space!r} is not among the spaces embedded ({', '.join(encoders)})")
-    batch = 4096
-    vectors = {}
-    for name, encoder in encoders.items():
-        parts = [encoder.model.encode(list(lexicon.words[i : i + batch]), normalize_embeddings=True,
-                                      convert_to_numpy=True, batch_size=256)
-                 for i in range(0, len(lexicon), batch)]
-        vectors[name] = StoredVectors.quantize(lexicon.words, np.concatenate(parts))
+    vectors = {name: StoredVectors.quantize(lexicon.words, _encode_all(encoder, lexicon.words))
+               for name, encoder in encoders.items()}
     return StoredLexicon(lexicon, vectors, space, {name: e.model_id for name, e in encoders.items()})
 
 
@@ -166,7 +161,15 @@ def embed_glosses(lexicon: Lexicon, base: Encoder) -> StoredVectors | None:
     not filled."""
     table = read_glosses()
     defined = [(w, g) for w in lexicon.words if (g := gloss_of(w, table)) is not None]
+    if not defined:
+        return None
+    return StoredVectors.quantize([w for w, _ in defined], _encode_all(base, [g for _, g in defined]))
+
+
+def _encode_all(encoder: Encoder, texts: Sequence[str]) -> np.ndarray:
+    """Unit vectors of many texts, by the encoder's model directly: its memo is not filled
+    (tens of thousands of words would push out what requests need)."""
     batch = 4096
-    parts = [base.model.encode([g for _, g in defined[i : i + batch]], normalize_embeddings=True,
-                               convert_to_numpy=True, batch_size=256) for i in range(0, len(defined), batch)]
-    return StoredVectors.quantize([w for w, _ in defined], np.concatenate(parts)) if parts else None
+    return np.concatenate([encoder.model.encode(list(texts[i : i + batch]), normalize_embeddings=True,
+                                                convert_to_numpy=True, batch_size=256)
+                           for i in range(0, len(texts), batch)])

@@ -33,9 +33,9 @@ from pictorank.artifacts import check_files, check_versions, hash_files, library
 from pictorank.errors import ModelError
 from pictorank.encoders import StoredVectors
 from pictorank.features import feature_names
-from pictorank.features.gloss import GLOSS_COLUMNS, gloss_columns
-from pictorank.features.word import WORD_COLUMNS, word_columns
-from pictorank.query import Query, joined_text
+from pictorank.features.gloss import GLOSS_COLUMNS, queries_gloss_columns
+from pictorank.features.word import WORD_COLUMNS, queries_word_columns
+from pictorank.query import Query
 from pictorank.ranker.bag import BoosterBag
 from pictorank.ranker.base import CONFIG_FILE
 from pictorank.ranker.learned import METADATA_FILE, LearnedRanker
@@ -74,18 +74,12 @@ class OpenPlayRanker(LearnedRanker):
 
     def _features(self, queries: Sequence[Query]) -> "pd.DataFrame":
         full = super()._features(queries)
-        columns = [word_columns(q.options, self.zipf) for q in queries]
+        extra = queries_word_columns(queries, self.zipf)
         if any(name in self.feature_names for name in GLOSS_COLUMNS):
-            base = self.extractor.base_encoder  # its memo holds the clue's vectors: the extractor encoded them
-            glossed = [gloss_columns(base.encode([joined_text(q.hints)])[0], base.encode(list(q.hints)),
-                                     [self.glosses.get(o) if self.glosses is not None else None for o in q.options])
-                       for q in queries]
-            columns = [{**c, **g} for c, g in zip(columns, glossed)]
-        for name in (*WORD_COLUMNS, *GLOSS_COLUMNS):
-            if not columns:
-                full[name] = np.zeros(0, np.float32)
-            elif name in columns[0]:
-                full[name] = np.concatenate([c[name] for c in columns]).astype(np.float32)
+            # the extractor's base encoder: its memo holds the clue's vectors the columns above encoded
+            extra |= queries_gloss_columns(queries, self.extractor.base_encoder, self.glosses)
+        for name, values in extra.items():
+            full[name] = values.astype(np.float32)
         return full
 
     def save(self, directory: str | os.PathLike, metadata: dict[str, Any] | None = None, force: bool = False,

@@ -26,8 +26,8 @@ import pandas as pd
 from pictorank.encoders import Encoder, StoredVectors
 from pictorank.errors import UsageError
 from pictorank.features import FeatureExtractor
-from pictorank.features.gloss import GLOSS_COLUMNS, gloss_columns
-from pictorank.features.word import WORD_COLUMNS, word_columns
+from pictorank.features.gloss import GLOSS_COLUMNS, queries_gloss_columns
+from pictorank.features.word import WORD_COLUMNS, queries_word_columns
 from pictorank.lexicon import Lexicon, guess_key, matches, playable, without_qualifier
 from pictorank.lexicon import store as lexicon_store
 from pictorank.query import Query, joined_text
@@ -78,6 +78,8 @@ def open_play_tables(train: Sequence[Query], lexicon: Lexicon, base_encoder: Enc
     folds = answer_folds(train, config.folds, config.seed)
     zipf = lexicon.frequencies()
     tables, queries, query_folds = [], [], []
+    searched_glosses = (lexicon_store.gloss_search_vectors(lexicon.words, glosses, base_encoder)
+                        if glosses is not None and search_glosses else None)
     for k in range(config.folds):
         started = time.perf_counter()
         inside = [q for q, f in zip(train, folds) if f != k]
@@ -89,21 +91,18 @@ def open_play_tables(train: Sequence[Query], lexicon: Lexicon, base_encoder: Enc
         space = ft or base_encoder
         vectors = lexicon_store.embed(lexicon, {"space": space}, "space").search_vectors()
         clues = space.encode([joined_text(q.hints) for q in held])
-        if glosses is not None and search_glosses:
-            vectors = np.hstack([vectors, lexicon_store.gloss_search_vectors(lexicon.words, glosses, base_encoder)])
+        if searched_glosses is not None:
+            vectors = np.hstack([vectors, searched_glosses])
             clues = np.hstack([clues, base_encoder.encode([joined_text(q.hints) for q in held])])
         found = nearest(vectors, clues, lexicon.words,
                         candidates + 20 + candidates // 2)  # room for the words `playable` drops, as served
         rows = [Query(q.hints, tuple(playable(q.hints, words)[:candidates]), q.answer) for q, words in zip(held, found)]
         table = FeatureExtractor(base_encoder, ft).fit(inside).transform(rows)
-        extra = [word_columns(q.options, zipf) for q in rows]
-        for name in WORD_COLUMNS:
-            table[name] = np.concatenate([e[name] for e in extra]).astype(np.float32)
+        extra = queries_word_columns(rows, zipf)
         if glosses is not None:
-            extra = [gloss_columns(base_encoder.encode([joined_text(q.hints)])[0], base_encoder.encode(list(q.hints)),
-                                   [glosses.get(o) for o in q.options]) for q in rows]
-            for name in GLOSS_COLUMNS:
-                table[name] = np.concatenate([e[name] for e in extra]).astype(np.float32)
+            extra |= queries_gloss_columns(rows, base_encoder, glosses)
+        for name, values in extra.items():
+            table[name] = values.astype(np.float32)
         tables.append(table)
         queries += rows
         query_folds += [k] * len(rows)
