@@ -9,6 +9,9 @@ vectors). Freed but interleaved, those pages stay with the process until they ar
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any, Sequence
@@ -88,15 +91,14 @@ def open_batch(n: int, clues: int = 64) -> dict:
     return {"puzzles": [{"hint_texts": [f"unseen {n} {i} {j}" for j in range(3)]} for i in range(clues)]}
 
 
-@needs_glibc
-def test_release_memory_returns_the_free_pages_inside_the_heap() -> None:
-    """In a thread, as a request runs: freed temporaries between kept allocations stay resident
-    until released."""
+def measure_release() -> dict[str, float]:
+    """In a thread, as a request runs: how far RSS rose with freed temporaries between kept
+    allocations, how much of it stayed after they were freed, and after they were released."""
     kept: list[bytes] = []
     measured: dict[str, float] = {}
 
     def request() -> None:
-        release_memory()  # a reused arena's free pages, left by an earlier test, would hide the rise
+        release_memory()  # a reused arena's free pages would hide the rise
         start = rss_mb()
         temporaries = fragment(TEMPORARY_MB, kept)
         measured["rise"] = rss_mb() - start
@@ -108,6 +110,20 @@ def test_release_memory_returns_the_free_pages_inside_the_heap() -> None:
     thread = threading.Thread(target=request)
     thread.start()
     thread.join()
+    return measured
+
+
+@needs_glibc
+def test_release_memory_returns_the_free_pages_inside_the_heap() -> None:
+    """Freed temporaries between kept allocations stay resident until released. Measured in a
+    process of its own: RSS is the whole process's, and in a test worker the threads that earlier
+    tests' services left running allocate and free beside the measurement."""
+    script = ("import json, sys; sys.path.insert(0, sys.argv[1]); import test_request_memory as t; "
+              "print(json.dumps(t.measure_release()))")
+    done = subprocess.run([sys.executable, "-c", script, str(Path(__file__).parent)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    measured = json.loads(done.stdout.splitlines()[-1])
     assert measured["rise"] > 0.8 * TEMPORARY_MB  # the temporaries were resident
     assert measured["released"] < 0.25 * measured["rise"], measured
 
