@@ -13,6 +13,7 @@ from pictorank.encoders import Encoder
 from pictorank.errors import ModelError
 from pictorank.features.gloss import GLOSS_COLUMNS
 from pictorank.features.word import WORD_COLUMNS, word_columns
+from pictorank.features.wordnet import WORDNET_COLUMNS
 from pictorank.lexicon import Lexicon, guess_key, matches, without_qualifier
 from pictorank.lexicon import store
 from pictorank.lexicon.echo import echoes, hint_stems
@@ -62,7 +63,8 @@ def test_each_clue_gets_playable_lexicon_words_from_a_fold_that_never_saw_its_an
     keys = {guess_key(w) for w in lexicon.words}
     assert len(tables.queries) == sum(without_qualifier(q.answer).casefold() in keys for q in train)
     assert tables.sizes.tolist() == [len(q.options) for q in tables.queries] and tables.sizes.max() <= CANDIDATES
-    assert list(tables.X.columns[-len(WORD_COLUMNS):]) == list(WORD_COLUMNS) and len(tables.X) == tables.sizes.sum()
+    assert list(tables.X.columns[-len(WORD_COLUMNS) - len(WORDNET_COLUMNS):]) == [*WORD_COLUMNS, *WORDNET_COLUMNS]
+    assert len(tables.X) == tables.sizes.sum()
     bounds = np.cumsum([0, *tables.sizes])
     for i, q in enumerate(tables.queries):
         stems = hint_stems(q.hints)
@@ -91,7 +93,7 @@ def test_with_glosses_the_rows_get_gloss_columns_and_retrieval_reads_them_too(tr
                                 search_glosses=True)
     assert [q.options for q in searched.queries] != [q.options for q in tables.queries]
     ranker = fit_open_play(small_learned, searched, small_config, lambda message: None, None, glosses)
-    assert ranker.feature_names[-len(GLOSS_COLUMNS):] == list(GLOSS_COLUMNS) and ranker.glosses is glosses
+    assert set(GLOSS_COLUMNS) <= set(ranker.feature_names) and ranker.glosses is glosses
 
 
 def test_a_model_whose_open_play_reads_glosses_is_served_searching_them(train, lexicon, encoder, small_config,
@@ -120,8 +122,8 @@ def test_a_model_whose_open_play_reads_glosses_is_served_searching_them(train, l
     assert "stored glosses were made by" in caplog.text
 
 
-def test_the_fit_reads_the_learned_columns_and_the_words_own(open_ranker, small_learned, tables):
-    assert open_ranker.feature_names == [*small_learned.feature_names, *WORD_COLUMNS]
+def test_the_fit_reads_the_learned_columns_the_words_own_and_its_wordnet_entry_s(open_ranker, small_learned, tables):
+    assert open_ranker.feature_names == [*small_learned.feature_names, *WORD_COLUMNS, *WORDNET_COLUMNS]
     estimate = open_ranker.training["train_cv"]
     assert estimate["clues"] == len(tables.queries) and estimate["ceiling"] == pytest.approx(tables.found.mean())
     assert 0.0 <= estimate["hits@1"] <= estimate["hits@10"] <= estimate["ceiling"]
@@ -169,7 +171,8 @@ def test_the_service_ranks_clues_without_options_with_it_and_given_options_as_be
     assert open_play.options == expected and open_play.confidence is None
     [explained] = service.rank([Clue(clue, explain=3)])
     assert explained.options == expected and len(explained.explanations) == 3
-    assert "word" in explained.explanations[0].groups and "other" not in explained.explanations[0].groups
+    groups = explained.explanations[0].groups
+    assert "word" in groups and "dictionary" in groups and "other" not in groups
     options = ("zebra", "horse", "tiger", "cow")
     [given] = service.rank([Clue(clue, options)])
     assert given.options == small_learned.rank([Query(clue, options)])[0].options

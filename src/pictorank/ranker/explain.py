@@ -14,6 +14,8 @@ one short sentence ("sun + flower spell it; closest to 'flower'").
       clue_size    q_*: how many hints and options
       word         open_*: how common the word is and how many words it has (open play's
                    ranker only: pictorank.features.word)
+      dictionary   gloss_* / wn_*: how the word's WordNet entry meets the clue (its gloss, its
+                   kinds; open play's ranker only: pictorank.features.gloss and .wordnet)
       baseline     the trees' expected score (the same for every option)
 
   The similarity group is split over the hints: `*_hint_first` columns go to the first hint,
@@ -35,7 +37,8 @@ from pictorank.features.text import covered_fraction, synonyms, tokens
 GROUPS = ("similarity", "spelling", "train_clues", "clue_size", "baseline")
 SPELLED = 0.75  # share of the option's letters the hint words must spell to say "spell it"
 PREFIX_GROUPS = (("base_", "similarity"), ("ft_", "similarity"), ("lex_", "spelling"),
-                 ("assoc_", "train_clues"), ("hub_", "train_clues"), ("fam_", "train_clues"), ("q_", "clue_size"), ("open_", "word"))
+                 ("assoc_", "train_clues"), ("hub_", "train_clues"), ("fam_", "train_clues"), ("q_", "clue_size"), ("open_", "word"),
+                 ("gloss_", "dictionary"), ("wn_", "dictionary"))
 
 
 @dataclass(frozen=True)

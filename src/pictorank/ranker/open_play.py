@@ -6,7 +6,8 @@ rare compounds and words of every frequency. This ranker is a LambdaMART bag fit
 that (pictorank.train.open_play): each train clue's nearest lexicon words, scored with the columns
 of an extractor and an encoder that never saw the clue's fold, plus the words' own columns
 (pictorank.features.word: how common, how many words) and, when it was fitted with them, their
-glosses' (pictorank.features.gloss: how near the word's definition is to the clue). It reads the
+glosses' (pictorank.features.gloss: how near the word's definition is to the clue) and what
+WordNet files them under (pictorank.features.wordnet: do the hints name the word's kind or define it). It reads the
 learned ranker's extractor, encoders and blend, and the glosses' vectors stored with the lexicon,
 so it costs a request no more encoding than the learned ranker does.
 
@@ -35,6 +36,8 @@ from pictorank.encoders import StoredVectors
 from pictorank.features import feature_names
 from pictorank.features.gloss import GLOSS_COLUMNS, queries_gloss_columns
 from pictorank.features.word import WORD_COLUMNS, queries_word_columns
+from pictorank.features.wordnet import WORDNET_COLUMNS, queries_wordnet_columns
+from pictorank.lexicon.facts import default_facts
 from pictorank.query import Query
 from pictorank.ranker.bag import BoosterBag
 from pictorank.ranker.base import CONFIG_FILE
@@ -78,6 +81,8 @@ class OpenPlayRanker(LearnedRanker):
         if any(name in self.feature_names for name in GLOSS_COLUMNS):
             # the extractor's base encoder: its memo holds the clue's vectors the columns above encoded
             extra |= queries_gloss_columns(queries, self.extractor.base_encoder, self.glosses)
+        if any(name in self.feature_names for name in WORDNET_COLUMNS):
+            extra |= queries_wordnet_columns(queries, default_facts())
         for name, values in extra.items():
             full[name] = values.astype(np.float32)
         return full
@@ -123,7 +128,7 @@ class OpenPlayRanker(LearnedRanker):
         check_versions(config.get("versions"), where)
         check_files(folder, config.get("files"), where)
         names = params.get("feature_names")
-        known = {*feature_names(), *WORD_COLUMNS, *GLOSS_COLUMNS}
+        known = {*feature_names(), *WORD_COLUMNS, *GLOSS_COLUMNS, *WORDNET_COLUMNS}
         if not isinstance(names, list) or not names or any(n not in known for n in names):
             raise ModelError(f"{where}: feature_names must name columns this pictorank computes")
         count = params.get("boosters")

@@ -28,8 +28,10 @@ from pictorank.errors import UsageError
 from pictorank.features import FeatureExtractor
 from pictorank.features.gloss import GLOSS_COLUMNS, queries_gloss_columns
 from pictorank.features.word import WORD_COLUMNS, queries_word_columns
+from pictorank.features.wordnet import WORDNET_COLUMNS, queries_wordnet_columns
 from pictorank.lexicon import Lexicon, guess_key, matches, playable, without_qualifier
 from pictorank.lexicon import store as lexicon_store
+from pictorank.lexicon.facts import default_facts
 from pictorank.query import Query, joined_text
 from pictorank.ranker import LearnedRanker
 from pictorank.ranker.open_play import OpenPlayRanker
@@ -98,7 +100,7 @@ def open_play_tables(train: Sequence[Query], lexicon: Lexicon, base_encoder: Enc
                         candidates + 20 + candidates // 2)  # room for the words `playable` drops, as served
         rows = [Query(q.hints, tuple(playable(q.hints, words)[:candidates]), q.answer) for q, words in zip(held, found)]
         table = FeatureExtractor(base_encoder, ft).fit(inside).transform(rows)
-        extra = queries_word_columns(rows, zipf)
+        extra = queries_word_columns(rows, zipf) | queries_wordnet_columns(rows, default_facts())
         if glosses is not None:
             extra |= queries_gloss_columns(rows, base_encoder, glosses)
         for name, values in extra.items():
@@ -118,11 +120,12 @@ def open_play_tables(train: Sequence[Query], lexicon: Lexicon, base_encoder: Enc
 
 def fit_open_play(learned: LearnedRanker, tables: OpenPlayTables, config: TrainConfig, log: Log,
                   zipf: dict[str, float] | None = None, glosses: StoredVectors | None = None) -> OpenPlayRanker:
-    """LambdaMART over the learned ranker's columns, WORD_COLUMNS and the GLOSS_COLUMNS when the
-    tables have them, chosen and fitted as the learned ranker's (grouped CV on train, then a bag on
+    """LambdaMART over the learned ranker's columns, WORD_COLUMNS, the GLOSS_COLUMNS when the
+    tables have them and WORDNET_COLUMNS, chosen and fitted as the learned ranker's (grouped CV on train, then a bag on
     all of it), on the clues whose answer was retrieved; its `training` holds the train-CV
     estimate over all the clues. `glosses`: the gloss vectors the tables were made with."""
-    columns = [*learned.feature_names, *WORD_COLUMNS, *(c for c in GLOSS_COLUMNS if c in tables.X.columns)]
+    columns = [*learned.feature_names, *WORD_COLUMNS, *(c for c in GLOSS_COLUMNS if c in tables.X.columns),
+               *WORDNET_COLUMNS]
     keep = np.repeat(tables.found, tables.sizes)
     if tables.found.sum() < 2 or len(set(tables.folds[tables.found].tolist())) < 2:
         raise UsageError("too few train clues have their answer among their lexicon candidates to fit open play's ranker")
