@@ -13,6 +13,7 @@ the echo rule's crude stem (pictorank.lexicon.echo), so "falling" in a hint meet
 from __future__ import annotations
 
 import gzip
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -23,11 +24,12 @@ from pictorank.lexicon.glosses import read_glosses
 
 FACTS = Path(__file__).resolve().parent / "wordnet" / "facts.tsv.gz"
 PARTS = ("noun", "verb", "adj", "adv")
+_WORD = re.compile(r"[a-z0-9']+")
 _STOPWORDS = frozenset("a an and or of the to in on at by for with from as is be into its it that which "
                        "who used especially something someone".split())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class WordFacts:
     """One word's senses per part of speech (PARTS' order), its hypernyms' words and its gloss."""
 
@@ -48,9 +50,13 @@ class WordFacts:
 def stems_of(text: str) -> frozenset[str]:
     """The stems of `text`'s words, less function words and the words WordNet's glosses use to
     frame a definition ("used", "especially")."""
-    words = text.casefold().replace("-", " ").replace("_", " ")
-    return frozenset(stem(w) for w in "".join(c if c.isalnum() or c == "'" else " " for c in words).split()
-                     if w not in _STOPWORDS and len(w) > 1)
+    return frozenset(_stem(w) for w in _WORD.findall(text.casefold()) if w not in _STOPWORDS and len(w) > 1)
+
+
+@lru_cache(maxsize=131072)
+def _stem(word: str) -> str:
+    """`stem`, once per distinct word: the same few thousand words make up most glosses."""
+    return stem(word)
 
 
 def read_facts(path: str | Path = FACTS, glosses: Mapping[str, str] | None = None) -> dict[str, WordFacts]:
