@@ -24,7 +24,7 @@ from pictorank.lexicon.glosses import read_glosses
 
 FACTS = Path(__file__).resolve().parent / "wordnet" / "facts.tsv.gz"
 PARTS = ("noun", "verb", "adj", "adv")
-_WORD = re.compile(r"[a-z0-9']+")
+_WORD = re.compile(r"(?:[^\W_]|')+")  # runs of letters, digits and apostrophes
 _STOPWORDS = frozenset("a an and or of the to in on at by for with from as is be into its it that which "
                        "who used especially something someone".split())
 
