@@ -46,14 +46,14 @@ class WordFacts:
         return stems_of(self.gloss)
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=8192)  # bounded: a service meets new candidates for as long as it runs
 def stems_of(text: str) -> frozenset[str]:
     """The stems of `text`'s words, less function words and the words WordNet's glosses use to
     frame a definition ("used", "especially")."""
     return frozenset(_stem(w) for w in _WORD.findall(text.casefold()) if w not in _STOPWORDS and len(w) > 1)
 
 
-@lru_cache(maxsize=131072)
+@lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
     """`stem`, once per distinct word: the same few thousand words make up most glosses."""
     return stem(word)
