@@ -145,8 +145,9 @@ class OptionExplanation(BaseModel):
     hints: list[HintPull] = Field(description="each hint's pull, in clue order")
     groups: dict[str, float] = Field(
         description="score contribution of each feature group the ranker uses: similarity, spelling, "
-        "train_clues, clue_size, baseline (learned ranker: they add up to the score), and word for a guess "
-        "without options (how common the word is, how many words it has); cosine rankers: similarity"
+        "train_clues, clue_size, baseline (learned ranker: they add up to the score), and for a guess without "
+        "options word (how common the word is, how many words it has) and dictionary (how its WordNet gloss "
+        "and kinds meet the clue); cosine rankers: similarity"
     )
     summary: str = Field(description="one short sentence for a player")
 
