@@ -3,6 +3,8 @@ the learned model, and the service ranking clues without options with it."""
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -150,6 +152,17 @@ def test_how_common_a_word_is_moves_it(open_ranker, tables, lexicon):
     scores = open_ranker.score([query])[0]
     rare = OpenPlayRanker(open_ranker, open_ranker.booster, open_ranker.feature_names, {})
     assert not np.allclose(rare.score([query])[0], scores)
+
+
+def test_wordnet_s_entries_are_read_only_by_a_ranker_fitted_on_them(open_ranker, small_learned, tables, small_config):
+    query = tables.queries[0]
+    assert set(WORDNET_COLUMNS) <= set(open_ranker._features([query]).columns)
+    without = copy.copy(tables)
+    without.X = tables.X.drop(columns=list(WORDNET_COLUMNS))
+    older = fit_open_play(small_learned, without, small_config, lambda message: None)  # as a model fitted before them
+    assert not set(WORDNET_COLUMNS) & set(older.feature_names)
+    assert not set(WORDNET_COLUMNS) & set(older._features([query]).columns)
+    assert len(older.rank([query])[0].options) == len(query.options)
 
 
 def test_the_service_ranks_clues_without_options_with_it_and_given_options_as_before(
