@@ -73,6 +73,17 @@ def print_ceilings(train: list[Query], lexicon: Lexicon, base: Encoder, config: 
         print(f"| {w} | {np.mean(values):.3f} | {diff.mean():+.3f} ± {clustered_se(diff, groups):.3f} |")
 
 
+def gloss_vectors(lexicon: Lexicon, base: Encoder, keep: Path | None) -> StoredVectors:
+    """The lexicon's gloss vectors in the base space, read from `keep` (.npy) when an earlier run
+    saved them there, else embedded (and saved there)."""
+    if keep is not None and keep.exists():
+        return StoredVectors.quantize(lexicon.words, np.load(keep))
+    glosses = lexicon_store.embed_glosses(lexicon, base)
+    if keep is not None:
+        np.save(keep, glosses.all())
+    return glosses
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", type=Path, required=True)
@@ -85,12 +96,7 @@ def main() -> None:
     config, train, lexicon, encoder, learned = training_setup(args.model, args.cache)
     base = as_served(encoder, config)
     started = time.perf_counter()
-    if args.glosses is not None and args.glosses.exists():
-        glosses = StoredVectors.quantize(lexicon.words, np.load(args.glosses))
-    else:
-        glosses = lexicon_store.embed_glosses(lexicon, base)
-        if args.glosses is not None:
-            np.save(args.glosses, glosses.all())
+    glosses = gloss_vectors(lexicon, base, args.glosses)
     print(f"gloss vectors: {time.perf_counter() - started:.0f} s", file=sys.stderr)
     log = lambda message: print(message, file=sys.stderr)  # noqa: E731
     if args.weights is not None:

@@ -130,8 +130,13 @@ def main() -> None:
     for w in PRIORS:
         results[f"shipped, with the prior at {w} on top"] = metrics(ranks_of(scores, tables, zipf, w))
 
-    groups = [guess_key(q.answer or "") for q in tables.queries]
-    baseline = results["served before: bag, prior 0.2"]
+    print_differences(results, results["served before: bag, prior 0.2"], [guess_key(q.answer or "") for q in tables.queries])
+
+
+def print_differences(results: dict[str, dict[str, np.ndarray]], baseline: dict[str, np.ndarray],
+                      groups: list[str]) -> None:
+    """A table of each ranker's Hits@1, Hits@10 and MRR and its paired difference from
+    `baseline`, with standard errors clustered by `groups` (the puzzles' answers)."""
     print("| ranker | Hits@1 | Hits@10 | MRR | Hits@1 diff (± SE) | Hits@10 diff (± SE) | MRR diff (± SE) |")
     print("|---|---|---|---|---|---|---|")
     for name, r in results.items():

@@ -25,14 +25,12 @@ import numpy as np
 import pandas as pd
 
 # bench/ is the script's folder, on sys.path
-from open_vocab_ranker import held_out, metrics, ranks_of, training_setup
-from open_vocab_retrieval import clustered_se
-from pictorank.encoders import StoredVectors
+from open_vocab_glosses import gloss_vectors
+from open_vocab_ranker import held_out, metrics, print_differences, ranks_of, training_setup
 from pictorank.features.gloss import GLOSS_COLUMNS
 from pictorank.features.word import WORD_COLUMNS
 from pictorank.features.wordnet import WORDNET_COLUMNS, queries_wordnet_columns
 from pictorank.lexicon import guess_key
-from pictorank.lexicon import store as lexicon_store
 from pictorank.lexicon.facts import default_facts
 from pictorank.train.oof import as_served
 from pictorank.train.open_play import open_play_tables
@@ -58,12 +56,7 @@ def main() -> None:
     if args.tables is not None and args.tables.exists():
         tables = pd.read_pickle(args.tables)
     else:
-        if args.glosses is not None and args.glosses.exists():
-            glosses = StoredVectors.quantize(lexicon.words, np.load(args.glosses))
-        else:
-            glosses = lexicon_store.embed_glosses(lexicon, base)
-            if args.glosses is not None:
-                np.save(args.glosses, glosses.all())
+        glosses = gloss_vectors(lexicon, base, args.glosses)
         tables = open_play_tables(train, lexicon, base, config, log, glosses=glosses, search_glosses=True)
         if args.tables is not None:
             pd.to_pickle(tables, args.tables)
@@ -78,17 +71,9 @@ def main() -> None:
         results[f"{label} ({chosen})"] = metrics(ranks_of(scores, tables, zipf, 0.0))
         log(f"{label}: {time.perf_counter() - started:.0f} s")
     groups = [guess_key(q.answer or "") for q in tables.queries]
-    baseline = next(iter(results.values()))
     print(f"## {len(groups)} train clues with their answer in the lexicon of {len(lexicon):,} words; "
           f"retrieval ceiling {tables.found.mean():.3f}\n")
-    print("| ranker | Hits@1 | Hits@10 | MRR | Hits@1 diff (± SE) | Hits@10 diff (± SE) | MRR diff (± SE) |")
-    print("|---|---|---|---|---|---|---|")
-    for name, r in results.items():
-        diffs = [f"{(r[m] - baseline[m]).mean():+.3f} ± {clustered_se(r[m] - baseline[m], groups):.3f}"
-                 for m in ("hits@1", "hits@10", "mrr")]
-        print(f"| {name} | {r['hits@1'].mean():.3f} | {r['hits@10'].mean():.3f} | {r['mrr'].mean():.3f} | "
-              + " | ".join(diffs) + " |")
-
+    print_differences(results, next(iter(results.values())), groups)
 
 if __name__ == "__main__":
     main()

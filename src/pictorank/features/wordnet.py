@@ -25,7 +25,7 @@ WORDNET_COLUMNS = ("wn_nouns", "wn_verbs", "wn_adjectives", "wn_adverbs",
 def wordnet_columns(hints: Sequence[frozenset[str]], senses: Sequence[tuple[int, ...] | None],
                     kinds: Sequence[frozenset[str]], defined_by: Sequence[frozenset[str]]) -> dict[str, np.ndarray]:
     """Each candidate's sense counts, and the share of the hints (`hints`: each hint's word
-    stems) and whether the first hint share a stem with its hypernyms' words (`kinds`) or its
+    stems) and whether the first hint shares a stem with its hypernyms' words (`kinds`) or its
     gloss's (`defined_by`); NaN where `senses` is None (a word WordNet lacks)."""
     known = np.array([s is not None for s in senses], dtype=bool)
     counts = np.array([s if s is not None else (0, 0, 0, 0) for s in senses], dtype=np.float64).reshape(-1, 4)

@@ -7,9 +7,9 @@ that (pictorank.train.open_play): each train clue's nearest lexicon words, score
 of an extractor and an encoder that never saw the clue's fold, plus the words' own columns
 (pictorank.features.word: how common, how many words) and, when it was fitted with them, their
 glosses' (pictorank.features.gloss: how near the word's definition is to the clue) and what
-WordNet files them under (pictorank.features.wordnet: do the hints name the word's kind or define it). It reads the
-learned ranker's extractor, encoders and blend, and the glosses' vectors stored with the lexicon,
-so it costs a request no more encoding than the learned ranker does.
+WordNet files them under (pictorank.features.wordnet: do the hints name the word's kind or
+define it). It reads the learned ranker's extractor, encoders and blend, and the glosses' vectors
+stored with the lexicon, so it costs a request no more encoding than the learned ranker does.
 
 Saved inside the learned model's folder, which it needs:
 

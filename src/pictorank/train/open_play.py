@@ -121,9 +121,10 @@ def open_play_tables(train: Sequence[Query], lexicon: Lexicon, base_encoder: Enc
 def fit_open_play(learned: LearnedRanker, tables: OpenPlayTables, config: TrainConfig, log: Log,
                   zipf: dict[str, float] | None = None, glosses: StoredVectors | None = None) -> OpenPlayRanker:
     """LambdaMART over the learned ranker's columns, WORD_COLUMNS, and the GLOSS_COLUMNS and
-    WORDNET_COLUMNS the tables have, chosen and fitted as the learned ranker's (grouped CV on train, then a bag on
-    all of it), on the clues whose answer was retrieved; its `training` holds the train-CV
-    estimate over all the clues. `glosses`: the gloss vectors the tables were made with."""
+    WORDNET_COLUMNS the tables have, chosen and fitted as the learned ranker's (grouped CV on
+    train, then a bag on all of it), on the clues whose answer was retrieved; its `training` holds
+    the train-CV estimate over all the clues. `glosses`: the gloss vectors the tables were made
+    with."""
     columns = [*learned.feature_names, *WORD_COLUMNS,
                *(c for c in (*GLOSS_COLUMNS, *WORDNET_COLUMNS) if c in tables.X.columns)]
     keep = np.repeat(tables.found, tables.sizes)
