@@ -10,7 +10,7 @@ import re
 
 import numpy as np
 
-STOPWORDS = frozenset("a an and or of the to in on at by for with from as is be into its it".split())
+from pictorank.lexicon.words import STOPWORDS
 
 
 def tokens(text: str) -> list[str]:

@@ -21,12 +21,13 @@ from typing import Mapping
 
 from pictorank.lexicon.echo import stem
 from pictorank.lexicon.glosses import read_glosses
+from pictorank.lexicon.words import STOPWORDS
 
 FACTS = Path(__file__).resolve().parent / "wordnet" / "facts.tsv.gz"
 PARTS = ("noun", "verb", "adj", "adv")
 _WORD = re.compile(r"(?:[^\W_]|')+")  # runs of letters, digits and apostrophes
-_STOPWORDS = frozenset("a an and or of the to in on at by for with from as is be into its it that which "
-                       "who used especially something someone".split())
+# Besides function words, the words a gloss frames a definition with.
+_STOPWORDS = STOPWORDS | frozenset("that which who used especially something someone".split())
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,8 @@ from pictorank.errors import DataError
 DEFAULT_TABLE = Path(__file__).resolve().parent / "wordnet" / "lemmas.tsv.gz"
 DEFAULT_SOURCE = "wordnet"
 _QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
+# English function words: they carry no meaning a clue and a word could share.
+STOPWORDS = frozenset("a an and or of the to in on at by for with from as is be into its it".split())
 
 
 def without_qualifier(word: str) -> str:
