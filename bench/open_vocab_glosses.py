@@ -15,8 +15,10 @@ saw its answer), each clue scored by a ranker fitted on the other folds:
 
 Every row's difference from today's recipe is printed with its standard error, clustered by
 answer. `--weights W ...` instead prints only the retrieval ceiling, out of fold, with the gloss
-cosine weighted W against the word's (1 is the served sum), each weight's difference from 1. `--cache` names the fine-tuning cache of the run that made DIR (its fold encoders are
-read back); `--glosses` keeps the gloss vectors for the next run.
+cosine weighted W against the word's (1 is the served sum), each weight's difference from 1;
+`--priors P ...` adds P times the word's Zipf frequency to what retrieval sorts by (0 is
+served), for every weight. `--cache` names the fine-tuning cache of the run that made DIR (its
+fold encoders are read back); `--glosses` keeps the gloss vectors for the next run.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -45,13 +47,16 @@ from pictorank.train.open_play import DEFAULT_CANDIDATES, nearest, open_play_tab
 
 
 def print_ceilings(train: list[Query], lexicon: Lexicon, base: Encoder, config: TrainConfig,
-                   glosses: StoredVectors, weights: list[float], log: Callable[[str], None]) -> None:
+                   glosses: StoredVectors, weights: list[float], log: Callable[[str], None],
+                   priors: Sequence[float] = (0.0,)) -> None:
     """The share of train clues whose answer is among the 100 playable words found by the word's
-    cosine plus each weight times its gloss's, each fold in its fold encoder's space."""
+    cosine plus each weight times its gloss's, plus each prior times its Zipf frequency (a last
+    coordinate of the word's vector, the prior the clue's), each fold in its fold encoder's space."""
     keys = {guess_key(w) for w in lexicon.words}
     folds = answer_folds(train, config.folds, config.seed)
-    gloss_vectors = lexicon_store.gloss_search_vectors(lexicon.words, glosses, base)
-    found: dict[float, list[float]] = {w: [] for w in weights}
+    gloss_vectors = np.hstack([lexicon_store.gloss_search_vectors(lexicon.words, glosses, base),
+                               lexicon.zipf.astype(np.float32)[:, None]])
+    found: dict[tuple[float, float], list[float]] = {(w, p): [] for w in weights for p in priors}
     groups = []
     for k in range(config.folds):
         inside = [q for q, f in zip(train, folds) if f != k]
@@ -60,17 +65,19 @@ def print_ceilings(train: list[Query], lexicon: Lexicon, base: Encoder, config: 
         vectors = lexicon_store.embed(lexicon, {"space": space}, "space").search_vectors()
         texts = [joined_text(q.hints) for q in held]
         clues, base_clues = space.encode(texts), base.encode(texts)
-        for w in weights:
-            nearest_words = nearest(np.hstack([vectors, gloss_vectors]), np.hstack([clues, w * base_clues]),
+        for w, p in found:
+            nearest_words = nearest(np.hstack([vectors, gloss_vectors]),
+                                    np.hstack([clues, w * base_clues, np.full((len(held), 1), p, np.float32)]),
                                     lexicon.words, DEFAULT_CANDIDATES + 20 + DEFAULT_CANDIDATES // 2)
-            found[w] += [float(any(matches(o, q.answer or "") for o in playable(q.hints, words)[:DEFAULT_CANDIDATES]))
+            found[(w, p)] += [float(any(matches(o, q.answer or "") for o in playable(q.hints, words)[:DEFAULT_CANDIDATES]))
                          for q, words in zip(held, nearest_words)]
         groups += [guess_key(q.answer or "") for q in held]
-    served = np.array(found[1.0])
-    print(f"| gloss weight | ceiling ({len(groups)} train clues) | diff from 1 (± SE) |\n|---|---|---|")
-    for w, values in found.items():
+    served = np.array(found[(1.0, 0.0)])
+    print(f"| gloss weight | frequency prior | ceiling ({len(groups)} train clues) | diff from served (± SE) |\n"
+          "|---|---|---|---|")
+    for (w, p), values in found.items():
         diff = np.array(values) - served
-        print(f"| {w} | {np.mean(values):.3f} | {diff.mean():+.3f} ± {clustered_se(diff, groups):.3f} |")
+        print(f"| {w} | {p} | {np.mean(values):.3f} | {diff.mean():+.3f} ± {clustered_se(diff, groups):.3f} |")
 
 
 def gloss_vectors(lexicon: Lexicon, base: Encoder, keep: Path | None) -> StoredVectors:
@@ -91,6 +98,8 @@ def main() -> None:
     parser.add_argument("--glosses", type=Path, default=None, help="keep the gloss vectors here between runs (.npy)")
     parser.add_argument("--weights", type=float, nargs="*", default=None,
                         help="only the ceilings, the gloss cosine weighted by each of these")
+    parser.add_argument("--priors", type=float, nargs="*", default=[],
+                        help="with --weights: the Zipf frequency's weight in retrieval, each of these")
     args = parser.parse_args()
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", file=sys.stderr)
     config, train, lexicon, encoder, learned = training_setup(args.model, args.cache)
@@ -100,7 +109,8 @@ def main() -> None:
     print(f"gloss vectors: {time.perf_counter() - started:.0f} s", file=sys.stderr)
     log = lambda message: print(message, file=sys.stderr)  # noqa: E731
     if args.weights is not None:
-        print_ceilings(train, lexicon, base, config, glosses, [1.0, *(w for w in args.weights if w != 1.0)], log)
+        print_ceilings(train, lexicon, base, config, glosses, [1.0, *(w for w in args.weights if w != 1.0)], log,
+                       [0.0, *(p for p in args.priors if p != 0.0)])
         return
     tables = {way: open_play_tables(train, lexicon, base, config, log, glosses=glosses, search_glosses=way == "gloss")
               for way in ("word", "gloss")}

@@ -20,6 +20,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -30,10 +31,11 @@ from open_vocab_ranker import held_out, metrics, print_differences, ranks_of, tr
 from pictorank.features.gloss import GLOSS_COLUMNS
 from pictorank.features.word import WORD_COLUMNS
 from pictorank.features.wordnet import WORDNET_COLUMNS, queries_wordnet_columns
-from pictorank.lexicon import guess_key
+from pictorank.lexicon import Lexicon, guess_key
 from pictorank.lexicon.facts import default_facts
+from pictorank.train.config import TrainConfig
 from pictorank.train.oof import as_served
-from pictorank.train.open_play import open_play_tables
+from pictorank.train.open_play import OpenPlayTables, open_play_tables
 
 GROUPS = {
     "+ senses per part of speech": [c for c in WORDNET_COLUMNS if c[3:] in ("nouns", "verbs", "adjectives", "adverbs")],
@@ -42,26 +44,39 @@ GROUPS = {
 }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def arguments(description: str) -> argparse.ArgumentParser:
+    """The options of this bench, which bench/open_vocab_ranker_variants.py shares."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--model", type=Path, required=True)
     parser.add_argument("--cache", type=Path, default=None, help="fine-tuning cache of the run that trained DIR")
     parser.add_argument("--glosses", type=Path, default=None, help="keep the gloss vectors here between runs (.npy)")
     parser.add_argument("--tables", type=Path, default=None, help="keep the rows here between runs (pickle)")
-    args = parser.parse_args()
+    return parser
+
+
+def shipped_rows(args: argparse.Namespace) -> tuple[TrainConfig, Lexicon, Any, OpenPlayTables]:
+    """Open play's rows as `pictorank train` builds them for the model `args.model` (read from
+    `args.tables` when an earlier run kept them there), with the wn columns: its config, the
+    lexicon, the learned ranker and the rows."""
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", file=sys.stderr)
     config, train, lexicon, encoder, learned = training_setup(args.model, args.cache)
-    base = as_served(encoder, config)
-    log = lambda message: print(message, file=sys.stderr)  # noqa: E731
     if args.tables is not None and args.tables.exists():
         tables = pd.read_pickle(args.tables)
     else:
+        base = as_served(encoder, config)
         glosses = gloss_vectors(lexicon, base, args.glosses)
-        tables = open_play_tables(train, lexicon, base, config, log, glosses=glosses, search_glosses=True)
+        tables = open_play_tables(train, lexicon, base, config, lambda message: print(message, file=sys.stderr),
+                                  glosses=glosses, search_glosses=True)
         if args.tables is not None:
             pd.to_pickle(tables, args.tables)
     for name, values in queries_wordnet_columns(tables.queries, default_facts()).items():
         tables.X[name] = values.astype(np.float32)
+    return config, lexicon, learned, tables
+
+
+def main() -> None:
+    config, lexicon, learned, tables = shipped_rows(arguments(__doc__.split("\n\n")[0]).parse_args())
+    log = lambda message: print(message, file=sys.stderr)  # noqa: E731
     zipf = lexicon.frequencies()
     today = [*learned.feature_names, *WORD_COLUMNS, *GLOSS_COLUMNS]
     results = {}
@@ -74,6 +89,7 @@ def main() -> None:
     print(f"## {len(groups)} train clues with their answer in the lexicon of {len(lexicon):,} words; "
           f"retrieval ceiling {tables.found.mean():.3f}\n")
     print_differences(results, next(iter(results.values())), groups)
+
 
 if __name__ == "__main__":
     main()

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import gzip
 from pathlib import Path
+from typing import NamedTuple
 
 LEXICON = Path(__file__).resolve().parents[1] / "src" / "pictorank" / "lexicon" / "wordnet" / "lemmas.tsv.gz"
 OUT = LEXICON.parent / "facts.tsv.gz"
@@ -29,19 +30,30 @@ TOO_GENERAL = {"entity", "physical_entity", "abstraction", "abstract_entity", "o
                "whole", "unit"}
 
 
-def read_synsets(wordnet_dir: Path, part: str) -> dict[str, tuple[list[str], list[str]]]:
-    """offset -> (its lemma words, its hypernyms' offsets) for one part of speech's data file."""
-    synsets: dict[str, tuple[list[str], list[str]]] = {}
+class Synset(NamedTuple):
+    """One synset of a data file: its lemma words, the offsets of the synsets above and below it
+    (instances included), and its gloss's definition (without the examples)."""
+
+    words: list[str]
+    hypernyms: list[str]
+    hyponyms: list[str]
+    gloss: str
+
+
+def read_synsets(wordnet_dir: Path, part: str) -> dict[str, Synset]:
+    """offset -> its Synset, for one part of speech's data file."""
+    synsets: dict[str, Synset] = {}
     for line in (wordnet_dir / f"data.{part}").read_text(encoding="utf-8").splitlines():
         if line.startswith(" "):  # the licence header
             continue
-        fields = line.split(" | ")[0].split(" ")
+        head, _, gloss = line.partition(" | ")
+        fields = head.split(" ")
         count = int(fields[3], 16)
         words = [w.split("(")[0].lower() for w in fields[4 : 4 + 2 * count : 2]]
         rest = fields[4 + 2 * count :]
-        pointers = int(rest[0])
-        hypernyms = [rest[1 + 4 * i + 1] for i in range(pointers) if rest[1 + 4 * i] in ("@", "@i")]
-        synsets[fields[0]] = (words, hypernyms)
+        pointers = [(rest[1 + 4 * i], rest[2 + 4 * i]) for i in range(int(rest[0]))]
+        synsets[fields[0]] = Synset(words, [o for kind, o in pointers if kind in ("@", "@i")],
+                                    [o for kind, o in pointers if kind in ("~", "~i")], gloss.split(";")[0].strip())
     return synsets
 
 
@@ -57,15 +69,15 @@ def read_index(wordnet_dir: Path, part: str) -> dict[str, list[str]]:
     return index
 
 
-def hypernym_words(offset: str, synsets: dict[str, tuple[list[str], list[str]]], depth: int) -> list[str]:
+def hypernym_words(offset: str, synsets: dict[str, Synset], depth: int) -> list[str]:
     """The lemma words of the synsets above `offset`, nearest first, up to `depth` steps."""
     words: list[str] = []
     level, seen = [offset], {offset}
     for _ in range(depth):
-        level = [h for o in level for h in synsets[o][1] if h not in seen]
+        level = [h for o in level for h in synsets[o].hypernyms if h not in seen]
         seen.update(level)
         for o in level:
-            lemmas = synsets[o][0]
+            lemmas = synsets[o].words
             if TOO_GENERAL & set(lemmas):
                 continue
             words += [w for w in dict.fromkeys(w for lemma in lemmas for w in lemma.split("_")) if w not in words]
