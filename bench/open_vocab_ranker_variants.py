@@ -14,6 +14,9 @@ clustered by answer:
   all of a word's senses, beside the first sense's;
 - how general a word is: its first sense's depth under WordNet's root, its direct hyponyms and
   (log) all its descendants: a basic-level word (watch) sits above specific ones (wristwatch);
+- the kind's cosines: the first, the largest and the mean cosine of the hints to the candidate's
+  kind (the first lemma of its first sense's direct hypernym: timepiece for watch), a soft
+  `wn_kind_first`, in the fold encoder's space and the base one;
 - the objective: LambdaMART with every candidate in its gradient (truncation level 100, not
   LightGBM's 30), and LightGBM's listwise rank_xendcg.
 
@@ -35,19 +38,24 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 from build_wordnet_facts import PARTS, Synset, hypernym_words, read_index, read_synsets  # noqa: E402
-from open_vocab_ranker import held_out, metrics, print_differences, ranks_of  # noqa: E402
+from open_vocab_ranker import held_out, metrics, print_differences, ranks_of, training_setup  # noqa: E402
 from open_vocab_wordnet import arguments, shipped_rows  # noqa: E402
 
 from pictorank.features.gloss import GLOSS_COLUMNS  # noqa: E402
 from pictorank.features.word import WORD_COLUMNS  # noqa: E402
 from pictorank.features.wordnet import WORDNET_COLUMNS, wordnet_columns  # noqa: E402
+from pictorank.encoders import Encoder  # noqa: E402
 from pictorank.lexicon import guess_key  # noqa: E402
 from pictorank.lexicon.facts import default_facts, facts_of, stems_of  # noqa: E402
 from pictorank.query import Query  # noqa: E402
 from pictorank.train import lambdamart  # noqa: E402
+from pictorank.train.config import TrainConfig  # noqa: E402
+from pictorank.train.oof import answer_folds, as_served, finetuned_encoder  # noqa: E402
+from pictorank.train.open_play import OpenPlayTables  # noqa: E402
 
 MATCH_COLUMNS = WORDNET_COLUMNS[4:]  # wn_kind_hints, wn_kind_first, wn_gloss_hints, wn_gloss_first
 GENERAL_COLUMNS = ("general_depth", "general_hyponyms", "general_descendants")
+KIND_COSINE_COLUMNS = tuple(f"kind_cos_{space}_{pool}" for space in ("ft", "base") for pool in ("first", "max", "mean"))
 
 
 class WordNet:
@@ -66,6 +74,14 @@ class WordNet:
     def depth(self, part: str, offset: str) -> int:
         above = self.synsets[part][offset].hypernyms
         return 0 if not above else 1 + min(self.depth(part, o) for o in above)
+
+    def kind(self, word: str) -> str | None:
+        """The first lemma of the direct hypernym of `word`'s first sense (None without one)."""
+        senses = self.senses(word)
+        if not senses or not senses[0][1].hypernyms:
+            return None
+        part, synset, _ = senses[0]
+        return self.synsets[part][synset.hypernyms[0]].words[0].replace("_", " ")
 
     def descendants(self, part: str, offset: str) -> int:
         seen, level = set(), [offset]
@@ -130,6 +146,35 @@ def variant_columns(queries: Sequence[Query], wordnet: WordNet, lexicon_words: S
             "how general": {name: generality[:, i] for i, name in enumerate(GENERAL_COLUMNS)}}
 
 
+def kind_cosines(tables: OpenPlayTables, wordnet: WordNet, config: TrainConfig, train: Sequence[Query],
+                 base: Encoder) -> dict[str, np.ndarray]:
+    """KIND_COSINE_COLUMNS of every row: each clue's in the space of the fold encoder that never
+    saw its answer (training's own, read back from the fine-tuning cache) and in the base space;
+    NaN for a candidate without a kind."""
+    columns = {name: np.full(len(tables.X), np.nan) for name in KIND_COSINE_COLUMNS}
+    starts = np.cumsum([0, *tables.sizes])
+    folds = answer_folds(train, config.folds, config.seed)
+    for k in sorted(set(tables.folds.tolist())):
+        inside = [q for q, f in zip(train, folds) if f != k]
+        ft = finetuned_encoder(inside, config.oof_epochs, config, base.cache_dir, lambda message: None)[1]
+        clues = np.flatnonzero(tables.folds == k)
+        kinds = {o: wordnet.kind(o) for i in clues for o in tables.queries[i].options}
+        names = sorted({kind for kind in kinds.values() if kind})
+        hints = sorted({h for i in clues for h in tables.queries[i].hints})
+        for space, encoder in (("ft", ft), ("base", base)):
+            kind_vectors = dict(zip(names, encoder.encode(names)))
+            hint_vectors = dict(zip(hints, encoder.encode(hints)))
+            for i in clues:
+                query = tables.queries[i]
+                hinted = np.array([hint_vectors[h] for h in query.hints])
+                for j, option in enumerate(query.options):
+                    if kinds[option] is not None:
+                        cosines = hinted @ kind_vectors[kinds[option]]
+                        for pool, value in (("first", cosines[0]), ("max", cosines.max()), ("mean", cosines.mean())):
+                            columns[f"kind_cos_{space}_{pool}"][starts[i] + j] = value
+    return columns
+
+
 @contextmanager
 def objective(name: str, **params: Any) -> Iterator[None]:
     """LightGBM's rankers made with `objective` and `params` instead of the shipped ones."""
@@ -146,9 +191,12 @@ def main() -> None:
     parser.add_argument("--wordnet", type=Path, default=Path("/usr/share/wordnet"), help="WordNet 3.0's dict folder")
     args = parser.parse_args()
     config, lexicon, learned, tables = shipped_rows(args)
+    _, train, _, encoder, _ = training_setup(args.model, args.cache)
     shipped = [*learned.feature_names, *WORD_COLUMNS, *GLOSS_COLUMNS, *WORDNET_COLUMNS]
     started = time.perf_counter()
-    variants = variant_columns(tables.queries, WordNet(args.wordnet), lexicon.words)
+    wordnet = WordNet(args.wordnet)
+    variants = variant_columns(tables.queries, wordnet, lexicon.words)
+    variants["kind cosines"] = kind_cosines(tables, wordnet, config, train, as_served(encoder, config))
     print(f"variant columns in {time.perf_counter() - started:.0f} s", file=sys.stderr)
     zipf, results = lexicon.frequencies(), {}
 
@@ -165,6 +213,7 @@ def main() -> None:
     score("hint words met in compound parts too (replacing the match columns)", variants["compound parts"])
     score("+ the match columns over every sense", variants["every sense"], list(variants["every sense"]))
     score("+ how general the word is", variants["how general"], GENERAL_COLUMNS)
+    score("+ the hints' cosines to the word's kind", variants["kind cosines"], KIND_COSINE_COLUMNS)
     with objective("lambdarank", lambdarank_truncation_level=100):
         score("objective: every candidate in LambdaMART's gradient", {})
     with objective("rank_xendcg"):

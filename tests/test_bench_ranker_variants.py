@@ -51,3 +51,9 @@ def test_a_word_made_of_two_lexicon_words_also_gives_their_stems() -> None:
     stems = bench.split_parts(frozenset({"time", "piece", "keeper", "art"}))
     assert stems("measuring timepiece") >= {stem("time"), stem("piece"), stem("timepiece"), stem("measuring")}
     assert stem("art") not in stems("artifact")  # "ifact" is no word: no split
+
+
+def test_a_words_kind_is_the_first_lemma_above_its_first_sense(wordnet: bench.WordNet) -> None:
+    assert wordnet.kind("watch") == "timepiece"
+    assert wordnet.kind("entity") is None  # the root has nothing above it
+    assert wordnet.kind("clock") is None  # not in this WordNet
