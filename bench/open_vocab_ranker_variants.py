@@ -38,14 +38,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 from build_wordnet_facts import PARTS, Synset, hypernym_words, read_index, read_synsets  # noqa: E402
-from open_vocab_ranker import held_out, metrics, print_differences, ranks_of, training_setup  # noqa: E402
-from open_vocab_wordnet import arguments, shipped_rows  # noqa: E402
+from open_vocab_ranker import held_out, metrics, ranks_of, training_setup  # noqa: E402
+from open_vocab_wordnet import arguments, print_table, shipped_rows  # noqa: E402
 
 from pictorank.features.gloss import GLOSS_COLUMNS  # noqa: E402
 from pictorank.features.word import WORD_COLUMNS  # noqa: E402
 from pictorank.features.wordnet import WORDNET_COLUMNS, wordnet_columns  # noqa: E402
 from pictorank.encoders import Encoder  # noqa: E402
-from pictorank.lexicon import guess_key  # noqa: E402
 from pictorank.lexicon.facts import default_facts, facts_of, stems_of  # noqa: E402
 from pictorank.query import Query  # noqa: E402
 from pictorank.train import lambdamart  # noqa: E402
@@ -218,10 +217,7 @@ def main() -> None:
         score("objective: every candidate in LambdaMART's gradient", {})
     with objective("rank_xendcg"):
         score("objective: rank_xendcg", {})
-    groups = [guess_key(q.answer or "") for q in tables.queries]
-    print(f"## {len(groups)} train clues with their answer in the lexicon of {len(lexicon):,} words; "
-          f"retrieval ceiling {tables.found.mean():.3f}\n")
-    print_differences(results, next(iter(results.values())), groups)
+    print_table(results, tables, lexicon)
 
 
 if __name__ == "__main__":

@@ -74,6 +74,14 @@ def shipped_rows(args: argparse.Namespace) -> tuple[TrainConfig, Lexicon, Any, O
     return config, lexicon, learned, tables
 
 
+def print_table(results: dict[str, dict[str, np.ndarray]], tables: OpenPlayTables, lexicon: Lexicon) -> None:
+    """Each ranker's figures and its differences from the first one's, clustered by answer."""
+    groups = [guess_key(q.answer or "") for q in tables.queries]
+    print(f"## {len(groups)} train clues with their answer in the lexicon of {len(lexicon):,} words; "
+          f"retrieval ceiling {tables.found.mean():.3f}\n")
+    print_differences(results, next(iter(results.values())), groups)
+
+
 def main() -> None:
     config, lexicon, learned, tables = shipped_rows(arguments(__doc__.split("\n\n")[0]).parse_args())
     log = lambda message: print(message, file=sys.stderr)  # noqa: E731
@@ -85,10 +93,7 @@ def main() -> None:
         scores, chosen = held_out(tables, [*today, *extra], config)
         results[f"{label} ({chosen})"] = metrics(ranks_of(scores, tables, zipf, 0.0))
         log(f"{label}: {time.perf_counter() - started:.0f} s")
-    groups = [guess_key(q.answer or "") for q in tables.queries]
-    print(f"## {len(groups)} train clues with their answer in the lexicon of {len(lexicon):,} words; "
-          f"retrieval ceiling {tables.found.mean():.3f}\n")
-    print_differences(results, next(iter(results.values())), groups)
+    print_table(results, tables, lexicon)
 
 
 if __name__ == "__main__":
