@@ -45,7 +45,7 @@ from pictorank.features.gloss import GLOSS_COLUMNS  # noqa: E402
 from pictorank.features.word import WORD_COLUMNS  # noqa: E402
 from pictorank.features.wordnet import WORDNET_COLUMNS, wordnet_columns  # noqa: E402
 from pictorank.encoders import Encoder  # noqa: E402
-from pictorank.lexicon.facts import default_facts, facts_of, stems_of  # noqa: E402
+from pictorank.lexicon.facts import _WORD, default_facts, facts_of, stems_of  # noqa: E402  (a word as stems_of finds one)
 from pictorank.query import Query  # noqa: E402
 from pictorank.train import lambdamart  # noqa: E402
 from pictorank.train.config import TrainConfig  # noqa: E402
@@ -91,14 +91,15 @@ class WordNet:
 
 
 def split_parts(words: frozenset[str]) -> Callable[[str], frozenset[str]]:
-    """The stems of a text's words and of the halves of those that split into two of `words`."""
+    """The stems of a text's words and of the halves of those that split into two of `words`
+    (its words found as `stems_of` finds them, so "timepiece," in a gloss is split too)."""
     @lru_cache(maxsize=None)
     def halves(word: str) -> tuple[str, ...]:
         return next(((word[:i], word[i:]) for i in range(3, len(word) - 2) if word[:i] in words and word[i:] in words), ())
 
     @lru_cache(maxsize=None)
     def stems(text: str) -> frozenset[str]:
-        return stems_of(text) | stems_of(" ".join(h for w in text.casefold().split() for h in halves(w)))
+        return stems_of(text) | stems_of(" ".join(h for w in _WORD.findall(text.casefold()) for h in halves(w)))
     return stems
 
 

@@ -57,3 +57,8 @@ def test_a_words_kind_is_the_first_lemma_above_its_first_sense(wordnet: bench.Wo
     assert wordnet.kind("watch") == "timepiece"
     assert wordnet.kind("entity") is None  # the root has nothing above it
     assert wordnet.kind("clock") is None  # not in this WordNet
+
+
+def test_a_compound_is_split_whatever_punctuation_follows_it() -> None:
+    stems = bench.split_parts(frozenset({"time", "piece"}))
+    assert stem("piece") in stems("a timepiece, or clock")
