@@ -218,3 +218,64 @@ def test_stored_vectors_are_looked_up_many_at_once_with_the_missing_ones_marked(
     np.testing.assert_allclose(found_vectors[0], stored.get("b"), atol=1e-6)
     np.testing.assert_allclose(found_vectors[2], [0.6, 0.8], atol=0.01)
     assert found_vectors[1].tolist() == [0.0, 0.0]
+
+
+def test_vectors_a_model_folder_ships_win_over_the_memo_and_the_cache(tmp_path: Path) -> None:
+    """A lexicon word has the folder's vector whatever a process encoded or cached before: the
+    same model folder then ranks alike in every process."""
+    from pictorank.encoders import StoredVectors
+
+    first = Encoder(model=WordHashModel(), model_id="word-hash-known", cache_dir=tmp_path)
+    first.encode(["zebra"])
+    first.flush()
+    known = StoredVectors.quantize(["zebra"], WordHashModel().encode(["zebra"]))
+    second = Encoder(model=WordHashModel(), model_id="word-hash-known", cache_dir=tmp_path)
+    second.know(known)
+    assert np.array_equal(second.encode(["zebra"])[0], known.get("zebra"))
+    assert not np.array_equal(first.encode(["zebra"])[0], known.get("zebra"))  # int8 codes: not the float
+
+
+def test_a_cache_made_another_way_is_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An entry records the model, the runtime (the model's class) and how strings were fed
+    (CACHE_FORMAT): vectors of batched runs or of another runtime are never reused."""
+    import pictorank.encoders.memo as memo
+
+    Encoder(model=StubModel(), model_id="stub", cache_dir=tmp_path).warm(["seal"])
+    monkeypatch.setattr(memo, "CACHE_FORMAT", "another-format")
+    model = StubModel()
+    Encoder(model=model, model_id="stub", cache_dir=tmp_path).warm(["seal"])
+    assert model.calls == [["seal"]]
+
+    class OtherRuntime(StubModel):
+        pass
+
+    other = OtherRuntime()
+    Encoder(model=other, model_id="stub", cache_dir=tmp_path).warm(["seal"])
+    assert other.calls == [["seal"]]
+
+
+def test_unsound_cache_entries_are_encoded_again(tmp_path: Path) -> None:
+    """NaN or not unit-length vectors in the cache are dropped and recomputed, never served."""
+    encoder = Encoder(model=StubModel(), model_id="stub", cache_dir=tmp_path)
+    encoder.warm(["seal", "otter", "whale"])
+    (path,) = tmp_path.glob("*.npz")
+    with np.load(path) as stored:
+        arrays = dict(stored)
+    arrays["vectors"][0] = np.nan
+    arrays["vectors"][1] *= 3
+    np.savez(path, **arrays)
+    model = StubModel()
+    again = Encoder(model=model, model_id="stub", cache_dir=tmp_path)
+    vectors = again.encode(["seal", "otter", "whale"])
+    assert model.calls == [["seal", "otter"]]
+    assert np.isfinite(vectors).all()
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-6)
+
+
+def test_a_fifo_in_place_of_the_cache_file_is_not_read(tmp_path: Path) -> None:
+    import os
+
+    encoder = Encoder(model=StubModel(), model_id="stub", cache_dir=tmp_path)
+    os.mkfifo(encoder._cache_file())
+    model = StubModel()
+    assert Encoder(model=model, model_id="stub", cache_dir=tmp_path).encode(["seal"]).shape == (1, 8)

@@ -1,8 +1,12 @@
 """Sentence embeddings, loaded offline, each distinct string encoded at most once.
 
 Options repeat across puzzles and hint descriptions repeat across clues, so a batch run collects
-the distinct strings, encodes the unseen ones in large batches, and ranks from a lookup table.
-An optional on-disk cache, keyed by model and text, lets a second process skip encoding entirely.
+the distinct strings, encodes the unseen ones, and ranks from a lookup table. An optional on-disk
+cache, keyed by model, runtime and text, lets a second process skip encoding entirely.
+
+Same model, same string, same vector: every string goes through the network alone (one string a
+forward pass), so its vector cannot depend on what else was encoded, or cached, before it; and
+vectors a model folder ships (its vocabulary and lexicon) come first, ahead of any cache.
 """
 
 from __future__ import annotations
@@ -64,6 +68,11 @@ def base_model_version() -> str:
     return f"{BASE_MODEL_ID}@{BASE_MODEL_PACKAGE}=={installed}"
 
 
+# Bumped when a vector of the same model and runtime would come out differently: since format 2
+# every string is encoded alone, and entries of batched runs are never read.
+CACHE_FORMAT = "one-string-a-pass/2"
+
+
 def _text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
@@ -81,9 +90,9 @@ class Encoder:
     max_cached : strings kept in memory (least recently used forgotten first), so a server that
                  meets new strings forever stays bounded (the entry points pass
                  `PICTORANK_MAX_CACHED_STRINGS`). The disk cache holds at most as many.
-    batch_size : strings per forward pass. Batching is what makes encoding fast on a CPU, but
-                 past the default, for short strings, it stops helping: larger batches took more
-                 CPU time on val's strings (bench/batch.py; docs/experiments/speed.md).
+    batch_size : strings per forward pass of a PyTorch model. One, so that a string's vector is
+                 the same whatever it was encoded with (padding a batch moves float sums); an ONNX
+                 export runs every string alone anyway (pictorank.encoders.onnx).
     """
 
     def __init__(
@@ -91,7 +100,7 @@ class Encoder:
         model: "SentenceTransformer | None" = None,
         model_id: str | None = None,
         cache_dir: str | os.PathLike | None = None,
-        batch_size: int = 32,
+        batch_size: int = 1,
         max_cached: int | None = None,
     ) -> None:
         self._model = model
@@ -102,7 +111,7 @@ class Encoder:
         if self.max_cached < 1:
             raise ValueError(f"max_cached must be at least 1, not {self.max_cached}")
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._known: list[StoredVectors] = []  # made ahead of time by this model (a lexicon's)
+        self._known: list[StoredVectors] = []  # made ahead of time by this model (a model folder's)
         self.encoded_count = 0  # strings sent through the model: what the cache saves
         self._unsaved = 0  # encoded strings not yet in the disk cache
         self._load_disk_cache()
@@ -126,16 +135,14 @@ class Encoder:
         found: dict[str, np.ndarray] = {}
         missing = []
         for text in dict.fromkeys(texts):
-            vector = self._vectors.get(text)
+            vector = self._stored(text)  # a model folder's own vectors win over any cache
             if vector is None:
-                vector = self._stored(text)
+                vector = self._vectors.get(text)
                 if vector is None:
                     missing.append(text)
-                else:
-                    found[text] = vector
-            else:
-                found[text] = vector
+                    continue
                 self._vectors.move_to_end(text)  # recently used: evicted last
+            found[text] = vector
         if missing:
             vectors = self.model.encode(
                 missing,
@@ -154,9 +161,11 @@ class Encoder:
         return np.stack([found[t] for t in texts])
 
     def know(self, stored: StoredVectors) -> None:
-        """Use vectors this same model made ahead of time (a model folder's lexicon) for strings
-        the memo lacks, instead of encoding them. Kept apart from the memo: tens of thousands of
-        words would push out what requests need, and in int8 they take a quarter of the room."""
+        """Use vectors this same model made ahead of time (a model folder's lexicon) for its
+        strings, before the memo and the disk cache: a lexicon word then has the same vector in
+        every process that serves the folder, whatever each cached. Kept apart from the memo: tens
+        of thousands of words would push out what requests need, and in int8 they take a quarter
+        of the room."""
         self._known.append(stored)
 
     def _stored(self, text: str) -> np.ndarray | None:
@@ -179,6 +188,14 @@ class Encoder:
             raise ValueError(f"{len(texts)} texts for {len(vectors)} vectors")
         self._remember(dict(zip(texts, np.asarray(vectors, dtype=np.float32))))
 
+    @property
+    def cache_key(self) -> str:
+        """What a disk-cache entry must have been made by to be reused: the model, the runtime
+        and precision it ran on (an ONNX export's id names its quantisation), and how strings
+        were fed to it (CACHE_FORMAT)."""
+        runtime = "SentenceTransformer" if self._model is None else type(self._model).__name__
+        return f"{self.model_id}|{runtime}|{CACHE_FORMAT}"
+
     def warm(self, texts: Iterable[str], show_progress: bool = False) -> None:
         """Encode every distinct string of `texts` now, in large batches, and save them to disk."""
         self.encode(list(dict.fromkeys(texts)), show_progress=show_progress)
@@ -200,26 +217,29 @@ class Encoder:
     def _cache_file(self) -> Path | None:
         if self.cache_dir is None:
             return None
-        return self.cache_dir / f"{_text_key(self.model_id)}.npz"
+        return self.cache_dir / f"{_text_key(self.cache_key)}.npz"
 
     def _load_disk_cache(self) -> None:
+        """Read the disk cache's entries that are sound: made under this cache key, finite, of
+        one width. A damaged or foreign file is only lost speed: its strings are encoded again,
+        and the next save replaces it."""
         path = self._cache_file()
-        if path is None or not path.exists():
+        if path is None or not path.is_file():  # not a FIFO or a device: reading one could hang
             return
         try:
             with np.load(path, allow_pickle=False) as stored:
-                if str(stored["model_id"]) != self.model_id:
+                if str(stored["key"]) != self.cache_key:
                     return
                 blob, ends = stored["texts_utf8"].tobytes(), stored["text_ends"]
+                vectors = stored["vectors"]
                 starts = np.concatenate([[0], ends[:-1]])
                 texts = [blob[a:b].decode("utf-8") for a, b in zip(starts.tolist(), ends.tolist())]
-                if len(texts) != len(stored["vectors"]):
-                    return
-                self._remember(dict(zip(texts, stored["vectors"])))
         except (OSError, ValueError, KeyError, EOFError, UnicodeDecodeError, zipfile.BadZipFile):
-            # A damaged cache (e.g. a truncated .npz raises BadZipFile, not OSError) is only
-            # lost speed: re-encode rather than fail.
+            return  # a truncated .npz raises BadZipFile, not OSError
+        if vectors.ndim != 2 or vectors.dtype != np.float32 or len(texts) != len(vectors):
             return
+        sound = np.isfinite(vectors).all(axis=1) & (np.abs(np.linalg.norm(vectors, axis=1) - 1) < 1e-3)
+        self._remember({t: v for t, v, ok in zip(texts, vectors, sound.tolist()) if ok})
 
     def _save_disk_cache(self) -> None:
         path = self._cache_file()
@@ -234,7 +254,7 @@ class Encoder:
         try:
             np.savez(
                 tmp,
-                model_id=np.array(self.model_id),
+                key=np.array(self.cache_key),
                 texts_utf8=np.frombuffer(b"".join(encoded), dtype=np.uint8),
                 text_ends=np.cumsum([len(e) for e in encoded], dtype=np.int64),
                 vectors=np.stack([self._vectors[t] for t in texts]) if texts else np.zeros((0, 0), np.float32),

@@ -30,6 +30,7 @@ import logging
 import os
 import shutil
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
@@ -285,20 +286,20 @@ def _scratch() -> Path:
     return folder
 
 
-def session_options(threads: int | None = None) -> "ort.SessionOptions":
-    """How an encoder's onnxruntime session runs: `threads` intra-op threads (default: the
-    machine's cores, at most 4), idle threads asleep, and no CPU memory arena.
+def session_options() -> "ort.SessionOptions":
+    """How an encoder's onnxruntime session runs: one intra-op thread, no CPU memory arena.
 
-    Idle threads sleep instead of spinning: on a shared CPU spinning threads steal the time the
-    working ones need (as torch's OMP_WAIT_POLICY, pictorank.settings). The arena keeps every
-    buffer it ever grew to for the life of the session, so one request of long texts left a
-    server holding its peak for good; without it the buffers go back to the C allocator, whose
-    free pages a service returns to the system after a big ranking.
+    One thread a run: a run's floating-point sums are then always split the same way, whatever
+    the machine's cores or PICTORANK_ONNX_THREADS, and several strings run side by side instead
+    (`OnnxSentenceEncoder.encode`). The arena keeps every buffer it ever grew to for the life of
+    the session, so one request of long texts left a server holding its peak for good; without it
+    the buffers go back to the C allocator, whose free pages a service returns to the system
+    after a big ranking.
     """
     import onnxruntime as ort
 
     options = ort.SessionOptions()
-    options.intra_op_num_threads = threads or min(os.cpu_count() or 1, 4)
+    options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.enable_cpu_mem_arena = False
@@ -309,11 +310,18 @@ class OnnxSentenceEncoder:
     """A stand-in for SentenceTransformer's `encode` (the part pictorank.encoders.Encoder calls),
     backed by onnxruntime and the tokenizers package.
 
+    Every string runs through the network alone, unpadded, on one thread: its vector is then a
+    function of the string only. Batched, it was not: int8 dynamic quantisation takes its
+    activation scales from the whole batch, and padding changes how float sums are split, so a
+    string's vector moved with whatever was encoded beside it, and a cache kept whichever came
+    first. Speed comes from running `threads` strings side by side instead.
+
     Parameters
     ----------
     directory : an export folder written by `export_onnx`.
-    threads : onnxruntime intra-op threads (default: the machine's cores, at most 4; the entry
-        points pass `PICTORANK_ONNX_THREADS`).
+    threads : strings run at once, each on its own onnxruntime thread (default: the machine's
+        cores, at most 4; the entry points pass `PICTORANK_ONNX_THREADS`). It changes speed only,
+        never a vector.
     verify : check onnx.json's versions and digests (hashing the model file takes a moment; a caller
         that has already checked the files, e.g. a model directory's own hashes, may skip it).
     """
@@ -326,16 +334,17 @@ class OnnxSentenceEncoder:
         self.config = read_export_config(self.directory) if verify else json.loads(
             (self.directory / CONFIG_FILE).read_text(encoding="utf-8"))
         self.max_seq_length = int(self.config.get("max_seq_length", DEFAULT_MAX_SEQ_LENGTH))
+        self.threads = max(1, threads or min(os.cpu_count() or 1, 4))
         try:
             self.tokenizer = Tokenizer.from_file(str(self.directory / TOKENIZER_FILE))
-            self.session = ort.InferenceSession(str(self.directory / ONNX_FILE), session_options(threads),
+            self.session = ort.InferenceSession(str(self.directory / ONNX_FILE), session_options(),
                                                 providers=["CPUExecutionProvider"])
         except Exception as exc:  # any failure to read the files is a broken export
             raise ModelError(f"{self.directory}: cannot load the ONNX encoder ({type(exc).__name__}: {exc})") from None
         self.tokenizer.no_padding()
         self.tokenizer.no_truncation()
         self.tokenizer.enable_truncation(self.max_seq_length)
-        self._pad_id = self.tokenizer.token_to_id("[PAD]") or 0
+        self._pool: ThreadPoolExecutor | None = None
 
     @property
     def quantization(self) -> str:
@@ -344,45 +353,20 @@ class OnnxSentenceEncoder:
     def get_embedding_dimension(self) -> int:
         return int(self.config.get("dimension", 384))
 
-    def encode(self, texts: Sequence[str], batch_size: int = 32, convert_to_numpy: bool = True,
+    def encode(self, texts: Sequence[str], batch_size: int = 1, convert_to_numpy: bool = True,
                normalize_embeddings: bool = True, show_progress_bar: bool = False) -> np.ndarray:
-        """Unit-length embeddings of `texts`, in order (the graph pools and normalises).
-
-        Texts are sorted by token count before batching, as sentence-transformers does, so a
-        batch pads to the length of similar texts rather than the longest of all; a batch also
-        ends where the texts get much shorter (`_batches`).
-        """
-        del convert_to_numpy, normalize_embeddings, show_progress_bar  # always numpy, always unit length
+        """Unit-length embeddings of `texts`, in order (the graph pools and normalises), each
+        string run alone; `batch_size` is accepted for SentenceTransformer's signature only."""
+        del batch_size, convert_to_numpy, normalize_embeddings, show_progress_bar  # always numpy, unit length
         if not texts:
             return np.zeros((0, self.get_embedding_dimension()), dtype=np.float32)
-        encodings = self.tokenizer.encode_batch(list(texts))
-        ids = [e.ids for e in encodings]
-        order = [int(i) for i in np.argsort([-len(i) for i in ids], kind="stable")]
-        out = np.empty((len(texts), self.get_embedding_dimension()), dtype=np.float32)
-        for rows in _batches(order, [len(i) for i in ids], batch_size):
-            out[rows] = self._run([ids[r] for r in rows])
-        return out
+        ids = [e.ids for e in self.tokenizer.encode_batch(list(texts))]
+        if self.threads == 1 or len(ids) == 1:
+            return np.stack([self._run(i) for i in ids])
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="pictorank-onnx")
+        return np.stack(list(self._pool.map(self._run, ids)))
 
-    def _run(self, batch: list[list[int]]) -> np.ndarray:
-        width = max(len(i) for i in batch)
-        input_ids = np.full((len(batch), width), self._pad_id, dtype=np.int64)
-        mask = np.zeros((len(batch), width), dtype=np.int64)
-        for row, token_ids in enumerate(batch):
-            input_ids[row, : len(token_ids)] = token_ids
-            mask[row, : len(token_ids)] = 1
-        return self.session.run(None, {"input_ids": input_ids, "attention_mask": mask})[0]
-
-
-def _batches(order: list[int], lengths: list[int], batch_size: int) -> list[list[int]]:
-    """`order` (longest first) cut into batches of at most `batch_size`, each cut early where a
-    text is much shorter than its batch's first: a request's short options padded to its long
-    clue cost more time than the two batched apart."""
-    batches: list[list[int]] = []
-    for row in order:
-        if batches and len(batches[-1]) < batch_size:
-            width = lengths[batches[-1][0]]
-            if not (width - lengths[row] > 4 and lengths[row] * 1.5 < width):
-                batches[-1].append(row)
-                continue
-        batches.append([row])
-    return batches
+    def _run(self, token_ids: list[int]) -> np.ndarray:
+        input_ids = np.asarray([token_ids], dtype=np.int64)
+        return self.session.run(None, {"input_ids": input_ids, "attention_mask": np.ones_like(input_ids)})[0][0]

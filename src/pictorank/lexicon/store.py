@@ -15,6 +15,7 @@ clue's candidate words without encoding them either: in open play they are what 
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -112,7 +113,26 @@ def build(directory: Path, lexicon: Lexicon, encoders: Mapping[str, Encoder], sp
 
 
 def load(directory: Path) -> StoredLexicon | None:
-    """The lexicon stored in a model folder; None when it has none. A damaged one is a ModelError."""
+    """The lexicon stored in a model folder; None when it has none. A damaged one is a ModelError.
+
+    Read once per process and folder state: the encoders and the open-play index of one served
+    model share the same arrays (tens of megabytes) instead of each reading its own."""
+    config_path = directory / LEXICON_CONFIG
+    if not config_path.is_file():
+        return None
+    states = []
+    for path in (config_path, directory / LEXICON_FILE):
+        try:
+            state = path.stat()
+            states.append((state.st_ino, state.st_mtime_ns, state.st_size))
+        except OSError:
+            states.append(None)
+    return _load(directory.resolve(), tuple(states))
+
+
+@functools.lru_cache(maxsize=2)
+def _load(directory: Path, states: tuple) -> StoredLexicon | None:
+    del states  # part of the cache key: a file replaced or rewritten is read (and checked) again
     config_path = directory / LEXICON_CONFIG
     if not config_path.is_file():
         return None
@@ -146,6 +166,26 @@ def load(directory: Path) -> StoredLexicon | None:
     return StoredLexicon(lexicon, vectors, config["space"], {k: str(v) for k, v in encoder_ids.items()}, glosses)
 
 
+def know_stored(directory: Path, encoders: Mapping[str, Encoder | None]) -> StoredLexicon | None:
+    """Hand each of a model's encoders (space -> encoder) the folder's lexicon vectors it made
+    itself: a lexicon word then has one vector in every process serving the folder (`predict`,
+    the service, the clue-giver), and ranking a found word reads it instead of encoding it.
+    The stored lexicon, or None when the folder has none."""
+    stored = load(directory)
+    if stored is None:
+        return None
+    for space, vectors in stored.vectors.items():
+        encoder = encoders.get(space)
+        if encoder is None:
+            continue
+        if encoder.model_id == stored.encoder_ids[space]:
+            encoder.know(vectors)
+        else:
+            log.warning("the stored lexicon's %s vectors were made by %s, not by the served encoder: its words "
+                        "are encoded when ranked", space, stored.encoder_ids[space])
+    return stored
+
+
 def gloss_search_vectors(words: Sequence[str], glosses: StoredVectors, base: Encoder) -> np.ndarray:
     """Each word's gloss vector (base space), for searching by definition; a word without a gloss
     is read by its own base vector, as the clue-giver reads it."""
@@ -171,5 +211,5 @@ def _encode_all(encoder: Encoder, texts: Sequence[str]) -> np.ndarray:
     (tens of thousands of words would push out what requests need)."""
     batch = 4096
     return np.concatenate([encoder.model.encode(list(texts[i : i + batch]), normalize_embeddings=True,
-                                                convert_to_numpy=True, batch_size=256)
+                                                convert_to_numpy=True, batch_size=encoder.batch_size)
                            for i in range(0, len(texts), batch)])

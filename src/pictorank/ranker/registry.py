@@ -11,6 +11,7 @@ from typing import Any
 from pictorank.artifacts import check_files, check_versions
 from pictorank.encoders import Encoder, Encoders, method_encoder
 from pictorank.errors import ModelError, UsageError
+from pictorank.lexicon import store as lexicon_store
 from pictorank.ranker.base import CONFIG_FILE, Ranker
 from pictorank.ranker.learned import LearnedRanker, unread_folders
 from pictorank.ranker.unlearned import CosineRanker, SeedRanker
@@ -85,15 +86,18 @@ def load_ranker(directory: str | os.PathLike, encoder: Encoder | None = None, en
 
 def serving_encoders(model_dir: Path | None, settings: CommonSettings, base: Encoder | None = None) -> Encoders:
     """The encoders a model is served with, built once: the model folder's (its ONNX exports
-    unless `settings.encoder_runtime` is torch), or for an unlearned method the base model's fp32
-    export (pictorank.encoders.method_encoder). The service and `pictorank suggest` both start
-    here, so the clue-giver fits and reads in the same space for the same model folder.
+    unless `settings.encoder_runtime` is torch, knowing the folder's lexicon vectors), or for an
+    unlearned method the base model's fp32 export (pictorank.encoders.method_encoder). Every
+    command that ranks or suggests (`predict`, `evaluate`, `compare`, `suggest`, the service)
+    starts here, so one model folder gives a string one vector in all of them.
     `base`: the base encoder to build on (a test's stub); by default a new one over the settings'
     cache."""
     base = base or Encoder(cache_dir=settings.cache_dir, max_cached=settings.max_cached_strings)
-    if model_dir is not None:
-        return load_encoders(model_dir, base, settings.encoder_runtime, settings.onnx_threads)
-    return Encoders(method_encoder(base, settings.encoder_runtime, settings.onnx_threads))
+    if model_dir is None:
+        return Encoders(method_encoder(base, settings.encoder_runtime, settings.onnx_threads))
+    encoders = load_encoders(model_dir, base, settings.encoder_runtime, settings.onnx_threads)
+    lexicon_store.know_stored(Path(model_dir), {"base": encoders.base, "ft": encoders.finetuned})
+    return encoders
 
 
 def default_model(settings: CommonSettings) -> tuple[Path | None, str]:

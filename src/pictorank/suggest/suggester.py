@@ -241,8 +241,8 @@ class Suggester:
 
     def _word_vector(self, word: str, avoid: Sequence[str]) -> np.ndarray:
         """The word as the clue model reads it (with its gloss). The gloss and the avoid words are
-        encoded in the same batch (each forward pass costs; the guesser stand-in then finds the
-        avoid words cached), by this suggester's encoder: a service's clue model holds an encoder
+        encoded in the same call (the guesser stand-in then finds the avoid words cached; each
+        string's vector is its own whatever it is encoded with), by this suggester's encoder: a service's clue model holds an encoder
         that takes the service's lock, which the request already holds."""
         gloss = self.model.gloss(word)
         vectors = self.encoder.encode([word, *avoid, *([gloss] if gloss is not None else [])])
