@@ -10,7 +10,8 @@ from fastapi.testclient import TestClient
 from helpers import DATA, WordHashModel
 from pictorank.api.app import create_app
 from pictorank.api.serve import _check_paths
-from pictorank.api.service import Clue, build_service, vocabulary_words
+from pictorank.api.service import Clue, build_service
+from pictorank.open_play import vocabulary_words
 from pictorank.api.settings import Settings
 from pictorank.cli import main
 from pictorank.encoders import Encoder

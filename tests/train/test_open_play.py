@@ -21,8 +21,8 @@ from pictorank.lexicon import store
 from pictorank.lexicon.echo import echoes, hint_stems
 from pictorank.puzzles import to_queries
 from pictorank.query import Query
-from pictorank.ranker.open_play import OPEN_PLAY_DIR, OpenPlayRanker
-from pictorank.train.oof import answer_folds
+from pictorank.open_play import OPEN_PLAY_DIR, OpenPlayRanker
+from pictorank.train.oof import query_folds
 from pictorank.train.open_play import fit_open_play, open_play_tables
 
 CANDIDATES = 20
@@ -73,7 +73,7 @@ def test_each_clue_gets_playable_lexicon_words_from_a_fold_that_never_saw_its_an
         assert not [o for o in q.options if echoes(o, stems)]
         assert tables.y[bounds[i] : bounds[i + 1]].sum() == float(tables.found[i]) <= 1.0
         assert tables.found[i] == any(matches(o, q.answer) for o in q.options)
-    folds = answer_folds(train, small_config.folds, small_config.seed)
+    folds = query_folds(train, small_config.folds, small_config.seed)
     fold_of = {q.answer: int(f) for q, f in zip(train, folds)}
     assert [fold_of[q.answer] for q in tables.queries] == tables.folds.tolist()
     assert 0.2 < tables.found.mean() < 1.0  # the answer is often, not always, among the nearest words

@@ -1,10 +1,9 @@
 """The ranking service behind the HTTP routes: a ranker, the hint vocabulary, and the
 open-vocabulary index, with no HTTP in sight (so it can be tested and benchmarked directly).
 
-Open-vocabulary mode answers a clue that comes without options: a faiss inner-product index over
-the unit embeddings of every word the service knows finds the words nearest to the clue, and
-open play's own ranker (pictorank.ranker.open_play, fitted on such candidates) orders them; a
-model folder without one orders them as it orders given options. The words are an
+Open-vocabulary mode answers a clue that comes without options: open play's index
+(pictorank.open_play) finds the words nearest to the clue, and open play's own ranker (fitted on
+such candidates) orders them; a model folder without one orders them as it orders given options. The words are an
 English lexicon (pictorank.lexicon: ~75,000 WordNet lemmas, with the data's answers and the word
 list) when the served model folder stores its embeddings or PICTORANK_OPEN_VOCAB_LEXICON names
 one, else only the data's words. Either way hint words are never offered back and a word is
@@ -14,131 +13,22 @@ words are preferred (open play's ranker reads the frequencies; otherwise a frequ
 
 from __future__ import annotations
 
-import logging
 import threading
 from dataclasses import dataclass, field, replace
 from importlib.metadata import version
 from pathlib import Path
-from typing import Iterable, Sequence
-
-import faiss
-import numpy as np
+from typing import Sequence
 
 from pictorank.api.memory import RELEASE_AFTER_ROWS, release_memory
 from pictorank.api.settings import Settings
-from pictorank.encoders import Encoder, Encoders, StoredVectors
-from pictorank.errors import DataError
-from pictorank.lexicon import DEFAULT_PRIOR_WEIGHT, Lexicon, load_lexicon, playable, with_prior
-from pictorank.lexicon import store as lexicon_store
-from pictorank.puzzles import HintVocabulary, load_hints, load_puzzles
-from pictorank.query import Query, joined_text
+from pictorank.encoders import Encoder, Encoders
+from pictorank.lexicon import DEFAULT_PRIOR_WEIGHT, with_prior
+from pictorank.open_play import OpenPlayRanker, VocabularyIndex, data_index, lexicon_index, vocabulary_words
+from pictorank.puzzles import HintVocabulary, load_hints
+from pictorank.query import Query
 from pictorank.ranker import LearnedRanker, Ranker, Ranking, load_ranker, make_ranker
 from pictorank.ranker.absence import AbsenceModel, clue_similarities
-from pictorank.ranker.open_play import OpenPlayRanker
 from pictorank.ranker.registry import serving_encoders
-
-log = logging.getLogger(__name__)
-
-
-class VocabularyIndex:
-    """Exact nearest-neighbour search over answer words (faiss IndexFlatIP on unit vectors).
-
-    Flat search is exact and, for a few thousand words, takes well under a millisecond; an
-    approximate index would only add a tuning knob.
-    """
-
-    def __init__(self, words: Sequence[str], index: faiss.Index, encoder: Encoder | None = None,
-                 zipf: dict[str, float] | None = None, source: str = "data",
-                 glosses: StoredVectors | None = None, gloss_encoder: Encoder | None = None) -> None:
-        if index.ntotal != len(words):
-            raise ValueError(f"index holds {index.ntotal} vectors for {len(words)} words")
-        self.words = list(words)
-        self.index = index
-        self.encoder = encoder  # the space of the vectors, which embeds the clue to search with
-        self.zipf = zipf  # each word's frequency, for the prior; None without a lexicon
-        self.source = source  # "data" (the data's words), "wordnet" or a word list's path
-        # With glosses, a word's vector is its own followed by its gloss's (base space), and a
-        # clue's is its own in each space: a word is found by its name and its definition.
-        self.glosses = glosses  # the stored gloss vectors, which open play's ranker reads too
-        self.gloss_encoder = gloss_encoder
-
-    @classmethod
-    def build(cls, words: Iterable[str], encoder: Encoder) -> "VocabularyIndex":
-        distinct = sorted(set(words))
-        encoder.warm(distinct)  # batch-encodes, and fills the disk cache when there is one
-        vectors = np.ascontiguousarray(encoder.encode(distinct), dtype=np.float32)
-        return cls(distinct, _flat_index(vectors), encoder)
-
-    @classmethod
-    def of_lexicon(cls, lexicon: Lexicon, vectors: np.ndarray, encoder: Encoder,
-                   glosses: StoredVectors | None = None, base: Encoder | None = None) -> "VocabularyIndex":
-        """The index of `lexicon`'s words (`vectors` in `encoder`'s space), and of their glosses
-        when `glosses` (made by `base`) are given.
-
-        The vectors are kept as float16 (faiss' scalar quantiser): half float32's memory, and as
-        exact as the int8 vectors the lexicon is stored as. They are added a slice at a time, so
-        the words' and glosses' vectors side by side never exist for the whole lexicon at once."""
-        if glosses is None or base is None:
-            glosses = base = None
-        words = list(lexicon.words)
-        width = vectors.shape[1] * (2 if glosses is not None else 1)
-        index = faiss.IndexScalarQuantizer(width, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT)
-        for start in range(0, len(words), _SLICE):
-            part = vectors[start : start + _SLICE]
-            if glosses is not None and base is not None:
-                part = np.hstack([part, lexicon_store.gloss_search_vectors(words[start : start + _SLICE], glosses, base)])
-            index.add(np.ascontiguousarray(part, dtype=np.float32))
-        return cls(words, index, encoder, lexicon.frequencies(), lexicon.source, glosses, base)
-
-    def clue_vectors(self, texts: Sequence[str], fallback: Encoder) -> np.ndarray:
-        """The vectors to search with for clue texts, in the index's space(s); `fallback`
-        embeds them when the index has no encoder of its own."""
-        vectors = (self.encoder or fallback).encode(list(texts))
-        if self.gloss_encoder is None:
-            return vectors
-        return np.hstack([vectors, self.gloss_encoder.encode(list(texts))])
-
-    def search(self, clue_vectors: np.ndarray, k: int) -> list[list[str]]:
-        """The `k` words nearest to each clue vector, nearest first."""
-        k = min(k, len(self.words))
-        queries = np.ascontiguousarray(clue_vectors, dtype=np.float32)
-        if len(queries) != 1:
-            _, ids = self.index.search(queries, k)
-        else:
-            # One clue, the service's usual case: faiss' OpenMP threads wait on each other more than
-            # they help for one vector (a 2-core machine shared with the encoders), so one thread.
-            threads = faiss.omp_get_max_threads()
-            faiss.omp_set_num_threads(1)
-            try:
-                _, ids = self.index.search(queries, k)
-            finally:
-                faiss.omp_set_num_threads(threads)
-        return [[self.words[i] for i in row if i >= 0] for row in ids]
-
-
-_SLICE = 8192  # lexicon words added to the index at a time
-
-
-def _flat_index(vectors: np.ndarray) -> faiss.Index:
-    index = faiss.IndexFlatIP(vectors.shape[1])
-    index.add(np.ascontiguousarray(vectors, dtype=np.float32))
-    return index
-
-
-def vocabulary_words(puzzle_files: Sequence[Path], word_list: Path | None) -> list[str]:
-    """Every option and answer of the given puzzle files, plus the lines of `word_list`."""
-    words: set[str] = set()
-    for path in puzzle_files:
-        for puzzle in load_puzzles(path):
-            words.update(puzzle.options)
-    if word_list is not None:
-        try:
-            lines = word_list.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise DataError(word_list, None, None, f"cannot read the word list ({exc})") from None
-        words.update(line.strip() for line in lines if line.strip() and "|" not in line)
-    return sorted(words)
-
 
 @dataclass(frozen=True)
 class Clue:
@@ -325,11 +215,7 @@ class RankingService:
         to make up for excluded words."""
         if self.index is None:
             raise RuntimeError("open-vocabulary mode is disabled: the service has no vocabulary index")
-        clue_vectors = self.index.clue_vectors([joined_text(hints) for hints in hint_lists], self.encoders.base)
-        wanted = self.open_vocab_candidates + extra
-        # Room for the hint words and repeated forms that `playable` drops.
-        found = self.index.search(clue_vectors, wanted + 20 + wanted // 2)
-        return [playable(hints, words)[:wanted] for hints, words in zip(hint_lists, found)]
+        return self.index.candidates(hint_lists, self.open_vocab_candidates + extra, self.encoders.base)
 
     def self_test(self) -> None:
         """Rank one clue from the vocabulary, with and without options, then report ready."""
@@ -362,88 +248,6 @@ def model_name(ranker: Ranker, model_dir: Path | None, encoder: Encoder) -> str:
     return f"{served} (pictorank {version('pictorank')}, {encoder.model_id})"
 
 
-def _vocabulary_index(words: Sequence[str], encoder: Encoder) -> VocabularyIndex | None:
-    """The open-vocabulary index of `words`; None, which disables open-vocabulary mode (a clue
-    without options gets 422), when there are none: PICTORANK_VOCABULARY_FILES='[]' without a word
-    list says so, and an index of no words cannot answer a search."""
-    if words:
-        return VocabularyIndex.build(words, encoder)
-    log.warning("open-vocabulary mode is disabled: the vocabulary files and word list name no words")
-    return None
-
-
-def _lexicon_index(settings: Settings, encoders: Encoders, words: Sequence[str],
-                   with_glosses: bool = False) -> VocabularyIndex | None:
-    """The open-vocabulary index over the lexicon PICTORANK_OPEN_VOCAB_LEXICON names, with the
-    data's words; None when it names none (`none`, or `auto` and the model folder stores none).
-
-    Stored vectors (lexicon.npz, made by this model's encoders) are used as they are, for the
-    search and, handed to the encoders, for ranking the words found; words the store lacks (the
-    data's words, a word list, a lexicon it was not built for) are embedded now.
-    """
-    choice = settings.open_vocab_lexicon
-    stored = lexicon_store.load(settings.model_dir) if settings.model_dir is not None and choice != "none" else None
-    if choice == "none" or (choice == "auto" and stored is None):
-        return None
-    if stored is not None and choice not in ("auto", stored.lexicon.source):
-        stored = None  # stored for another lexicon
-    space = stored.space if stored is not None else lexicon_store.DEFAULT_SPACE
-    encoder = encoders.finetuned if space == "ft" and encoders.finetuned is not None else encoders.base
-    lexicon = stored.lexicon if stored is not None else load_lexicon("wordnet" if choice == "auto" else choice)
-    same_encoder = False
-    if stored is not None:
-        _hand_stored_vectors(stored, encoders)
-        same_encoder = stored.encoder_id == encoder.model_id
-        if not same_encoder:
-            log.warning("the stored lexicon was embedded by %s, not the served %s: embedding it anew "
-                        "(`pictorank lexicon --model DIR` stores it again)", stored.encoder_id, encoder.model_id)
-    lexicon = lexicon.with_words(words)
-    vectors, embedded = _word_vectors(lexicon, stored.vectors[stored.space] if stored is not None and same_encoder
-                                      else None, encoder, space)
-    # Glosses are searched only for an open-play ranker fitted on what they find, and only when
-    # the served base encoder made them.
-    glosses = stored.glosses if stored is not None and with_glosses else None
-    if glosses is not None and stored is not None and stored.encoder_ids.get("base") != encoders.base.model_id:
-        log.warning("the stored glosses were made by %s, not the served base encoder %s: open play finds and "
-                    "ranks words by name only (`pictorank lexicon --model DIR` stores them again)",
-                    stored.encoder_ids.get("base"), encoders.base.model_id)
-        glosses = None
-    log.info("open-vocabulary lexicon: %d words (%s, %s space%s; %d embedded at start-up)", len(lexicon),
-             lexicon.source, space, " and glosses" if glosses is not None else "", embedded)
-    return VocabularyIndex.of_lexicon(lexicon, vectors, encoder, glosses, encoders.base)
-
-
-def _word_vectors(lexicon: Lexicon, stored: StoredVectors | None, encoder: Encoder, space: str) -> tuple[np.ndarray, int]:
-    """The lexicon's vectors in `encoder`'s space: stored ones as they are, the others (the data's
-    words, a word list, a lexicon stored for another encoder) embedded now; and how many were."""
-    if stored is not None:
-        vectors, found = stored.lookup(lexicon.words)
-    else:
-        vectors, found = None, np.zeros(len(lexicon), dtype=bool)
-    missing = [w for w, known in zip(lexicon.words, found) if not known]
-    if missing:
-        fresh = lexicon_store.embed(Lexicon(tuple(missing), np.zeros(len(missing), np.float32), ""),
-                                    {space: encoder}, space).search_vectors()
-        vectors = np.zeros((len(lexicon), fresh.shape[1]), np.float32) if vectors is None else vectors
-        vectors[~found] = fresh
-    if vectors is None:
-        raise DataError("the open-vocabulary lexicon holds no words")
-    return vectors, len(missing)
-
-
-def _hand_stored_vectors(stored: lexicon_store.StoredLexicon, encoders: Encoders) -> None:
-    """Give each served encoder the lexicon's vectors it made itself, so ranking a found word
-    reads its vectors instead of encoding it (what most of an open-vocabulary request cost)."""
-    served = {"base": encoders.base, "ft": encoders.finetuned}
-    for space, vectors in stored.vectors.items():
-        encoder = served.get(space)
-        if encoder is not None and encoder.model_id == stored.encoder_ids[space]:
-            encoder.know(vectors)
-        else:
-            log.warning("the stored lexicon's %s vectors were made by %s, not by the served encoder: its words "
-                        "are encoded when ranked", space, stored.encoder_ids[space])
-
-
 def build_service(settings: Settings, encoders: Encoders | None = None, ranker: Ranker | None = None,
                   base: Encoder | None = None) -> RankingService:
     """Load everything the settings name; `encoders`/`ranker` may be injected (tests, benchmarks),
@@ -467,7 +271,8 @@ def build_service(settings: Settings, encoders: Encoders | None = None, ranker: 
     # read them back); requests never write it (Encoder.encode does not). Every encoder of the
     # ranker embeds the vocabulary now, so a clue over known words encodes only the clue.
     with_glosses = settings.model_dir is not None and OpenPlayRanker.reads_glosses(settings.model_dir)
-    index = _lexicon_index(settings, encoders, words, with_glosses) or _vocabulary_index(words, encoders.base)
+    index = (lexicon_index(settings.model_dir, settings.open_vocab_lexicon, encoders, words, with_glosses)
+             or data_index(words, encoders.base))
     ranker.prepare(words)
     name = model_name(ranker, settings.model_dir, encoders.base)
     open_ranker = None

@@ -1,5 +1,5 @@
 """The ``gloss_*`` columns: how close a candidate word's dictionary definition is to the clue, for
-open play's ranker (pictorank.ranker.open_play).
+open play's ranker (pictorank.open_play).
 
 A clue is a definition in pictures, genus first and differentiae after it, and a dictionary gloss
 is the same definition in words: "cold + white + falling" is far nearer to snow's "precipitation

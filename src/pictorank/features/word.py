@@ -1,5 +1,5 @@
 """The ``open_*`` columns: what a candidate word is on its own, for open play's ranker
-(pictorank.ranker.open_play), which chooses among a lexicon's words rather than a puzzle's options.
+(pictorank.open_play), which chooses among a lexicon's words rather than a puzzle's options.
 
 A lexicon's nearest words to a clue range from everyday words to rare compounds and phrases that
 merely restate a hint; a puzzle's options never do. So open play's ranker also reads how common

@@ -1,5 +1,5 @@
 """The ``wn_*`` columns: how a candidate word's WordNet entry meets the clue, for open play's
-ranker (pictorank.ranker.open_play).
+ranker (pictorank.open_play).
 
 A Bliss clue names its answer's kind first (animal + stripes + horse: a zebra is an animal) and
 what sets it apart after, which is how a dictionary defines a word. So a candidate filed under a

@@ -28,16 +28,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-import numpy as np
-
 from pictorank.artifacts import check_files, check_versions, hash_files, library_versions, read_json, write_json
 from pictorank.errors import ModelError
 from pictorank.encoders import StoredVectors
 from pictorank.features import feature_names
-from pictorank.features.gloss import GLOSS_COLUMNS, queries_gloss_columns
-from pictorank.features.word import WORD_COLUMNS, queries_word_columns
-from pictorank.features.wordnet import WORDNET_COLUMNS, queries_wordnet_columns
-from pictorank.lexicon.facts import default_facts
+from pictorank.features.gloss import GLOSS_COLUMNS
+from pictorank.open_play.columns import OPEN_PLAY_COLUMNS, add_open_play_columns
 from pictorank.query import Query
 from pictorank.ranker.bag import BoosterBag
 from pictorank.ranker.base import CONFIG_FILE
@@ -76,16 +72,9 @@ class OpenPlayRanker(LearnedRanker):
         self.glosses = glosses
 
     def _features(self, queries: Sequence[Query]) -> "pd.DataFrame":
-        full = super()._features(queries)
-        extra = queries_word_columns(queries, self.zipf)
-        if any(name in self.feature_names for name in GLOSS_COLUMNS):
-            # the extractor's base encoder: its memo holds the clue's vectors the columns above encoded
-            extra |= queries_gloss_columns(queries, self.extractor.base_encoder, self.glosses)
-        if any(name in self.feature_names for name in WORDNET_COLUMNS):
-            extra |= queries_wordnet_columns(queries, default_facts())
-        for name, values in extra.items():
-            full[name] = values.astype(np.float32)
-        return full
+        # the extractor's base encoder: its memo holds the clue's vectors the columns above encoded
+        return add_open_play_columns(super()._features(queries), queries, self.zipf, self.extractor.base_encoder,
+                                     self.glosses, self.feature_names)
 
     def save(self, directory: str | os.PathLike, metadata: dict[str, Any] | None = None, force: bool = False,
              vocabulary: tuple[Sequence[str], Sequence[str]] = ((), ())) -> None:
@@ -128,7 +117,7 @@ class OpenPlayRanker(LearnedRanker):
         check_versions(config.get("versions"), where)
         check_files(folder, config.get("files"), where)
         names = params.get("feature_names")
-        known = {*feature_names(), *WORD_COLUMNS, *GLOSS_COLUMNS, *WORDNET_COLUMNS}
+        known = {*feature_names(), *OPEN_PLAY_COLUMNS}
         if not isinstance(names, list) or not names or any(n not in known for n in names):
             raise ModelError(f"{where}: feature_names must name columns this pictorank computes")
         count = params.get("boosters")

@@ -21,7 +21,7 @@ directory is refused with a ModelError instead of ranking with the wrong feature
 
 `pictorank train` then adds, each checked by its own loader: the lexicon's embeddings
 (lexicon.npz and lexicon.json, pictorank.lexicon.store), open play's own ranker (open_play/,
-pictorank.ranker.open_play) and the clue-giver's model (pictorank.suggest).
+pictorank.open_play) and the clue-giver's model (pictorank.suggest).
 """
 
 from __future__ import annotations

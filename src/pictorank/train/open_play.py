@@ -1,4 +1,4 @@
-"""Fitting open play's ranker (pictorank.ranker.open_play) on train alone.
+"""Fitting open play's ranker (pictorank.open_play) on train alone.
 
 Its rows are what open play meets: for each train clue whose answer is in the lexicon, the
 lexicon words nearest to the clue that a player would take as guesses (no hint word, one form of
@@ -26,22 +26,16 @@ import pandas as pd
 from pictorank.encoders import Encoder, StoredVectors
 from pictorank.errors import UsageError
 from pictorank.features import FeatureExtractor
-from pictorank.features.gloss import GLOSS_COLUMNS, queries_gloss_columns
-from pictorank.features.word import WORD_COLUMNS, queries_word_columns
-from pictorank.features.wordnet import WORDNET_COLUMNS, queries_wordnet_columns
-from pictorank.lexicon import Lexicon, guess_key, matches, playable, without_qualifier
+from pictorank.lexicon import Lexicon, guess_key, matches, without_qualifier
 from pictorank.lexicon import store as lexicon_store
-from pictorank.lexicon.facts import default_facts
-from pictorank.query import Query, joined_text
+from pictorank.open_play import (DEFAULT_CANDIDATES, OPEN_PLAY_COLUMNS, OpenPlayRanker, VocabularyIndex,
+                                 add_open_play_columns, column_names)
+from pictorank.query import Query
 from pictorank.ranker import LearnedRanker
-from pictorank.ranker.open_play import OpenPlayRanker
 from pictorank.train.config import Log, TrainConfig
 from pictorank.train.estimate import answer_ranks, blended
 from pictorank.train.lambdamart import cv_select, fit_bag, held_out_scores
-from pictorank.train.oof import answer_folds, as_served, finetuned_encoder
-
-DEFAULT_CANDIDATES = 100  # as the service hands the ranker (PICTORANK_OPEN_VOCAB_CANDIDATES)
-
+from pictorank.train.oof import as_served, finetuned_encoder, query_folds
 
 @dataclass
 class OpenPlayTables:
@@ -56,32 +50,18 @@ class OpenPlayTables:
     queries: list[Query]
 
 
-def nearest(vectors: np.ndarray, clues: np.ndarray, words: Sequence[str], k: int) -> list[list[str]]:
-    """The `k` words of highest inner product with each clue vector, best first (exact, as the
-    service's flat index searches)."""
-    k = min(k, len(words))
-    found = []
-    for start in range(0, len(clues), 256):
-        scores = clues[start : start + 256] @ vectors.T
-        part = np.argpartition(-scores, k - 1, axis=1)[:, :k]
-        for row, ids in zip(scores, part):
-            found.append([words[i] for i in ids[np.argsort(-row[ids], kind="stable")]])
-    return found
-
-
 def open_play_tables(train: Sequence[Query], lexicon: Lexicon, base_encoder: Encoder, config: TrainConfig,
                      log: Log, candidates: int = DEFAULT_CANDIDATES, glosses: StoredVectors | None = None,
                      search_glosses: bool = False) -> OpenPlayTables:
     """Each fold's clues retrieved from `lexicon` in its fold encoder's space (the base space
-    without fine-tuning) and scored by an extractor fitted on the other folds. With `glosses`
-    (the words' gloss vectors in the base space) the rows get GLOSS_COLUMNS, and with
-    `search_glosses` the words are retrieved by their word and gloss cosines summed."""
+    without fine-tuning) by open play's own index (pictorank.open_play), and scored by an
+    extractor fitted on the other folds. With `glosses` (the words' gloss vectors in the base
+    space) the rows get GLOSS_COLUMNS, and with `search_glosses` the words are found by their
+    glosses too, as the service finds them."""
     keys = {guess_key(w) for w in lexicon.words}
-    folds = answer_folds(train, config.folds, config.seed)
+    folds = query_folds(train, config.folds, config.seed)
     zipf = lexicon.frequencies()
-    tables, queries, query_folds = [], [], []
-    searched_glosses = (lexicon_store.gloss_search_vectors(lexicon.words, glosses, base_encoder)
-                        if glosses is not None and search_glosses else None)
+    tables, queries, clue_folds = [], [], []
     for k in range(config.folds):
         started = time.perf_counter()
         inside = [q for q, f in zip(train, folds) if f != k]
@@ -91,23 +71,16 @@ def open_play_tables(train: Sequence[Query], lexicon: Lexicon, base_encoder: Enc
         ft = finetuned_encoder(inside, config.oof_epochs, config, base_encoder.cache_dir, log)[1] \
             if config.finetune else None
         space = ft or base_encoder
-        vectors = lexicon_store.embed(lexicon, {"space": space}, "space").search_vectors()
-        clues = space.encode([joined_text(q.hints) for q in held])
-        if searched_glosses is not None:
-            vectors = np.hstack([vectors, searched_glosses])
-            clues = np.hstack([clues, base_encoder.encode([joined_text(q.hints) for q in held])])
-        found = nearest(vectors, clues, lexicon.words,
-                        candidates + 20 + candidates // 2)  # room for the words `playable` drops, as served
-        rows = [Query(q.hints, tuple(playable(q.hints, words)[:candidates]), q.answer) for q, words in zip(held, found)]
+        stored = lexicon_store.embed(lexicon, {"space": space}, "space")
+        space.know(stored.vectors["space"])  # the candidates' vectors, as a served model's encoders know them
+        index = VocabularyIndex.of_lexicon(lexicon, stored.search_vectors(), space,
+                                           glosses if search_glosses else None, base_encoder)
+        found = index.candidates([q.hints for q in held], candidates, base_encoder)
+        rows = [Query(q.hints, tuple(words), q.answer) for q, words in zip(held, found)]
         table = FeatureExtractor(base_encoder, ft).fit(inside).transform(rows)
-        extra = queries_word_columns(rows, zipf) | queries_wordnet_columns(rows, default_facts())
-        if glosses is not None:
-            extra |= queries_gloss_columns(rows, base_encoder, glosses)
-        for name, values in extra.items():
-            table[name] = values.astype(np.float32)
-        tables.append(table)
+        tables.append(add_open_play_columns(table, rows, zipf, base_encoder, glosses, column_names(glosses is not None)))
         queries += rows
-        query_folds += [k] * len(rows)
+        clue_folds += [k] * len(rows)
         log(f"open play fold {k + 1}/{config.folds}: {len(rows)} clues' lexicon candidates in "
             f"{time.perf_counter() - started:.0f} s")
     if not queries:
@@ -115,7 +88,7 @@ def open_play_tables(train: Sequence[Query], lexicon: Lexicon, base_encoder: Enc
     y = np.array([float(matches(o, q.answer or "")) for q in queries for o in q.options])
     sizes = np.array([len(q.options) for q in queries])
     found_answer = np.array([any(matches(o, q.answer or "") for o in q.options) for q in queries])
-    return OpenPlayTables(pd.concat(tables, ignore_index=True), y, sizes, np.array(query_folds), found_answer, queries)
+    return OpenPlayTables(pd.concat(tables, ignore_index=True), y, sizes, np.array(clue_folds), found_answer, queries)
 
 
 def fit_open_play(learned: LearnedRanker, tables: OpenPlayTables, config: TrainConfig, log: Log,
@@ -125,8 +98,7 @@ def fit_open_play(learned: LearnedRanker, tables: OpenPlayTables, config: TrainC
     train, then a bag on all of it), on the clues whose answer was retrieved; its `training` holds
     the train-CV estimate over all the clues. `glosses`: the gloss vectors the tables were made
     with."""
-    columns = [*learned.feature_names, *WORD_COLUMNS,
-               *(c for c in (*GLOSS_COLUMNS, *WORDNET_COLUMNS) if c in tables.X.columns)]
+    columns = [*learned.feature_names, *(c for c in OPEN_PLAY_COLUMNS if c in tables.X.columns)]
     keep = np.repeat(tables.found, tables.sizes)
     if tables.found.sum() < 2 or len(set(tables.folds[tables.found].tolist())) < 2:
         raise UsageError("too few train clues have their answer among their lexicon candidates to fit open play's ranker")
