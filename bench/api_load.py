@@ -56,8 +56,7 @@ from typing import Any
 import httpx
 import numpy as np
 import uvicorn
-from machine import reference_line  # bench/machine.py
-from batch import ForgetfulEncoder  # bench/batch.py, beside this file
+from harness import ForgetfulEncoder, reference_line  # bench/harness.py, beside this file
 from fastapi import FastAPI
 
 from pictorank.api.app import create_app

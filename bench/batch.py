@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from machine import reference_line  # bench/machine.py, beside this file
+from harness import ForgetfulEncoder, reference_line  # bench/harness.py, beside this file
 
 from pictorank.encoders import Encoder, base_model_version, load_base_model
 from pictorank.evaluation import evaluate_rankings, format_table
@@ -72,14 +72,6 @@ SETTINGS: dict[str, list[float] | None] = {
 }
 # The cosine runs of the speed table besides the default (joined) one: run name -> position weights.
 COLD_RUNS: dict[str, list[float]] = {"cosine-weighted": [1.0]}
-
-
-class ForgetfulEncoder(Encoder):
-    """The task's script keeps no embeddings: every call sends its strings through the model again."""
-
-    def encode(self, texts, show_progress: bool = False) -> np.ndarray:
-        self._vectors.clear()
-        return super().encode(texts, show_progress)
 
 
 class WeightedCosineRanker(CosineRanker):

@@ -4,7 +4,7 @@
     .venv/bin/python bench/clue_knobs.py --cache-dir .cache/embeddings --val-model models/default   # and val once
     .venv/bin/python bench/clue_knobs.py --train-rows 400 --rows 20 --no-reader     # a quick check
 
-Train is split into the folds the learned ranker's out-of-fold features use (`answer_folds`,
+Train is split into the folds the learned ranker's out-of-fold features use (`query_folds`,
 3 folds, seed 13: all clues of an answer in one fold). For each fold, a clue model is fitted on
 the other folds (`fit_or_load`, cached), and the reader is the fine-tuned encoder
 `pictorank train` fitted on those same folds (`finetuned_encoder`: found in the fine-tuning
@@ -51,7 +51,7 @@ from pictorank.suggest.model import fit_or_load
 from pictorank.suggest.suggester import (MAIN_IDEAS, READER_WEIGHT, SPECIFIERS, WIN_BONUS, JudgedClue, Suggester,
                                          first_choice)
 from pictorank.train import TrainConfig
-from pictorank.train.oof import answer_folds, finetuned_encoder
+from pictorank.train.oof import finetuned_encoder, query_folds
 
 use_offline_environment()
 
@@ -125,7 +125,7 @@ def cross_validate(args: argparse.Namespace, vocab: HintVocabulary, log) -> dict
     puzzles = load_puzzles(DATA / "train.csv", vocab)[: args.train_rows]
     train = to_queries(puzzles, vocab)
     descriptions = list(vocab.descriptions.values())
-    folds = answer_folds(train, args.folds, args.seed)
+    folds = query_folds(train, args.folds, args.seed)
     exact = Encoder(cache_dir=args.cache_dir)
     base = served_encoder(exact.model, exact.model_id, "base", DEFAULT_QUANTIZATION, args.cache_dir)
     per_fold: dict[Knobs, list[dict[str, float]]] = {}

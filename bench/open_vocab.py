@@ -13,7 +13,7 @@ when it equals it or the answer without its parenthesised qualifier ("library" i
 share of such puzzles is printed. Rows: seed-style cosine and cosine (over the model's base
 encoder) and the learned model, all on the same candidates; and today's behaviour, the learned
 model choosing among the data's words only; and, when the model folder has one, open play's own
-ranker (pictorank.ranker.open_play), which the service uses for such clues. The retrieval
+ranker (pictorank.open_play), which the service uses for such clues. The retrieval
 ceiling is the share of puzzles whose answer is among the candidates handed to the ranker.
 
 `--choose-prior` (run it on `--split train`) picks the prior's weight by 5-fold CV over the
@@ -30,18 +30,19 @@ import json
 import os
 import sys
 import time
-from collections import defaultdict
 from pathlib import Path
 
 import faiss
 import numpy as np
 
-from pictorank.api.service import Clue, VocabularyIndex, build_service
+from pictorank.api.service import Clue, build_service
 from pictorank.api.settings import Settings
 from pictorank.errors import PictorankError
 from pictorank.evaluation import summarise
+from pictorank.evaluation.folds import answer_folds
 from pictorank.lexicon import guess_key, matches, with_prior, without_qualifier
 from pictorank.lexicon.words import default_lexicon
+from pictorank.open_play import VocabularyIndex
 from pictorank.puzzles import load_puzzles
 from pictorank.query import Query
 from pictorank.ranker import make_ranker
@@ -83,13 +84,7 @@ def ranks_with(rankings, answers, zipf, weight: float) -> list[int | None]:
 
 def choose_weight(rankings, answers, zipf, folds: int = 5) -> tuple[float, dict[str, float], list[float]]:
     """CV over puzzles grouped by answer: per fold the weight with the best MRR on the others."""
-    groups: dict[str, list[int]] = defaultdict(list)
-    for i, answer in enumerate(answers):
-        groups[guess_key(answer)].append(i)
-    fold_of = {}
-    for n, key in enumerate(sorted(groups, key=lambda k: hash(k) % 9973)):
-        for i in groups[key]:
-            fold_of[i] = n % folds
+    fold_of = answer_folds([guess_key(a) for a in answers], folds, seed=13)
     rr = {w: np.array([1 / (r + 1) if r is not None else 0.0 for r in ranks_with(rankings, answers, zipf, w)])
           for w in WEIGHTS}
     held_out, chosen = [], []

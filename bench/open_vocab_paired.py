@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from open_vocab_retrieval import clustered_se  # bench/ is the script's folder, on sys.path
+from pictorank.evaluation.significance import clustered_se
 from pictorank.lexicon import guess_key
 
 

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from machine import reference_line  # bench/machine.py, beside this file
+from harness import reference_line  # bench/harness.py, beside this file
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "bliss"

@@ -66,7 +66,7 @@ from pictorank.suggest import Suggester, fit_or_load
 from pictorank.suggest.evaluate import agreement, evaluate_suggestions, suggest_for_puzzles
 from pictorank.suggest.suggester import WIN_BONUS, Pictogram, Suggestion
 from pictorank.ranker.registry import load_encoders
-from splits import ELCO_SEED, ELCO_SHARES, split_by_answer  # bench/splits.py, beside this file
+from harness import ELCO_SEED, ELCO_SHARES, split_by_answer  # bench/harness.py, beside this file
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "bliss"

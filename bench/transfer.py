@@ -56,7 +56,7 @@ from pictorank.evaluation.significance import compare_paired, format_comparisons
 from pictorank.puzzles import HintVocabulary, Puzzle, load_hints, load_puzzles, to_queries
 from pictorank.ranker import CosineRanker, LearnedRanker, Ranker, SeedRanker, load_ranker
 from pictorank.train import TrainConfig, train_command
-from splits import ELCO_SEED, ELCO_SHARES, split_by_answer  # bench/splits.py, beside this file
+from harness import ELCO_SEED, ELCO_SHARES, split_by_answer  # bench/harness.py, beside this file
 
 use_offline_environment()
 

@@ -15,7 +15,7 @@ from pictorank.errors import UsageError
 from pictorank.query import Query
 from pictorank.train import TrainConfig, build_tables, fit_ranker_from_tables
 from pictorank.train.config import DEFAULT_GRID, MIN_ANSWERS
-from pictorank.train.oof import answer_folds, answer_kinds, check_trainable, unfamiliar_features
+from pictorank.train.oof import answer_kinds, query_folds, check_trainable, unfamiliar_features
 
 QUIET = lambda message: None  # noqa: E731
 FAST = dict(finetune=False, n_estimators=30, early_stopping_rounds=10, quantization=None)  # the word-hash stand-in has no ONNX export
@@ -97,7 +97,7 @@ def test_unfamiliar_rows_hold_out_the_answer_kind_and_redraw_options_from_it(wor
     train = clues(8, per_answer=3)
     config = TrainConfig(**FAST, answer_kinds=4)
     kinds = answer_kinds(train, word_encoder, config.answer_kinds, config.seed)
-    folds = answer_folds(train, 3, config.seed)
+    folds = query_folds(train, 3, config.seed)
     fold_of = {q.answer: f for q, f in zip(train, folds)}
     table, rows, row_folds, reused = unfamiliar_features(train, folds, word_encoder, config, QUIET)
     assert reused == 0 and len(table) == sum(len(q.options) for q in rows)

@@ -127,3 +127,17 @@ def format_comparisons(comparisons: Sequence[PairedComparison], label: str = "me
         lines.append(f"{c.method:<{width}} {c.reference:<14} {c.rows:>5} {f'+{c.wins} / -{c.losses}':>17} "
                      f"{format_p_value(c.p_value):>10} {hits1:>27} {score:>30}")
     return "\n".join(lines)
+
+
+def clustered_se(values: np.ndarray, groups: Sequence[str]) -> float:
+    """Standard error of the mean of `values` with the rows of one group (one answer) as one
+    cluster: the puzzles of one answer are not independent.
+
+    SE = sqrt(G / (G - 1) * sum_g (sum_{i in g} (x_i - mean))^2) / n, for G groups and n rows.
+    """
+    by_group: dict[str, float] = {}
+    centred = np.asarray(values, dtype=np.float64) - float(np.mean(values))
+    for value, group in zip(centred.tolist(), groups):
+        by_group[group] = by_group.get(group, 0.0) + value
+    g, n = len(by_group), len(centred)
+    return float(np.sqrt(sum(s * s for s in by_group.values()) * g / max(g - 1, 1)) / n)

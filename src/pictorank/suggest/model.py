@@ -64,7 +64,9 @@ import numpy as np
 
 from pictorank.artifacts import check_files, check_versions, fit_versions, library_versions, read_json, sha256_file, write_json
 from pictorank.encoders import Encoder, base_model_version
+from pictorank.encoders.memo import CACHE_FORMAT
 from pictorank.errors import ModelError, NotFittedError
+from pictorank.evaluation.folds import answer_folds
 from pictorank.query import Query
 from pictorank.suggest.glossary import GLOSSARY, Glossary
 from pictorank.suggest.parts import PartIndex
@@ -84,6 +86,7 @@ FEATURES = (
 WIDE_TEMPERATURE = 0.2  # the broad neighbour vote: nearly proportional to similarity among the 50
 TARGETS = ("first", "rest", "any")
 CONFIG_FILE, ARRAYS_FILE = "clue_model.json", "clue_model.npz"
+FIT_FORMAT = 2  # bumped when the same inputs fit differently (since 2: folds by evaluation.folds)
 DIGEST = "sha256"  # the config's field that holds the digest of the rest of the config
 
 log = logging.getLogger(__name__)
@@ -288,9 +291,7 @@ class ClueModel:
 
     def _out_of_fold_table(self) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """Pooled feature rows of every train clue, each computed without its own fold."""
-        answers = sorted({c.answer for c in self.clues_})
-        fold_of = dict(zip(answers, np.random.default_rng(self.seed).permutation(len(answers)) % self.folds))
-        folds = np.array([fold_of[c.answer] for c in self.clues_])
+        folds = answer_folds([c.answer for c in self.clues_], self.folds, self.seed)
         tables, labels = [], {t: [] for t in TARGETS}
         for fold in range(self.folds):
             held = np.flatnonzero(folds == fold)
@@ -508,7 +509,8 @@ def fitted_key(model: ClueModel, queries: Sequence[Query], descriptions: Sequenc
     clues = sorted({(q.answer or "", q.hints) for q in queries})
     glossary = model.glossary.digest if model.glossary is not None else None
     blob = json.dumps([model.get_params(), list(dict.fromkeys(descriptions)), clues, base_model_version(),
-                       model.encoder.model_id, fit_versions(made_with), glossary], ensure_ascii=False)
+                       model.encoder.model_id, CACHE_FORMAT, FIT_FORMAT, fit_versions(made_with), glossary],
+                      ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 

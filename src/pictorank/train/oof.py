@@ -30,6 +30,7 @@ import pandas as pd
 from pictorank.artifacts import library_versions
 from pictorank.encoders import Encoder, base_model_version, load_base_model, load_model_dir
 from pictorank.errors import UsageError
+from pictorank.evaluation.folds import answer_folds
 from pictorank.features import FeatureExtractor, feature_names
 from pictorank.query import Query
 from pictorank.train.config import MIN_ANSWERS, Log, TrainConfig
@@ -37,12 +38,9 @@ from pictorank.train.finetune import FinetuneParams, finetune, weights_digest
 from pictorank.encoders.runtime import served_encoder
 
 
-def answer_folds(queries: Sequence[Query], n_folds: int, seed: int) -> np.ndarray:
-    """A fold number per query; all queries with the same answer share a fold."""
-    answers = sorted({q.answer for q in queries if q.answer is not None})
-    random.Random(seed).shuffle(answers)
-    fold_of = {a: i % n_folds for i, a in enumerate(answers)}
-    return np.array([fold_of[q.answer] for q in queries])
+def query_folds(queries: Sequence[Query], n_folds: int, seed: int) -> np.ndarray:
+    """A fold number per query, by answer (pictorank.evaluation.folds.answer_folds)."""
+    return answer_folds([q.answer for q in queries], n_folds, seed)
 
 
 def labels_and_sizes(queries: Sequence[Query]) -> tuple[np.ndarray, np.ndarray]:
@@ -100,7 +98,7 @@ def oof_features(
 ) -> tuple[pd.DataFrame, np.ndarray, int]:
     """Feature table of train where every row's features come from models fitted without its fold,
     the folds, and how many fold encoders came from the fine-tuning cache."""
-    folds = answer_folds(queries, config.folds, config.seed)
+    folds = query_folds(queries, config.folds, config.seed)
     reused_count = 0
     parts: list[pd.DataFrame | None] = [None] * len(queries)
     for k in range(config.folds):
