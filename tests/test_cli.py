@@ -410,37 +410,6 @@ def test_header_only_input_is_an_error_for_every_command(tmp_path: Path, data_di
     assert not (tmp_path / "s.csv").exists() and not (tmp_path / "m").exists()
 
 
-def test_train_only_logs_a_clue_giver_it_cannot_prepare(tmp_path: Path, monkeypatch) -> None:
-    """The model is already written when train prepares the clue-giver for serving: a training set the
-    clue-giver cannot learn from is a logged line, not a failed train."""
-    from pictorank import cli
-    from pictorank.errors import ModelError
-
-    def too_small(*args, **kwargs):
-        raise ModelError("too few training clues to learn from (4)")
-
-    monkeypatch.setattr(cli, "fit_for_serving", too_small)
-    logged: list[str] = []
-    args = argparse.Namespace(out=str(tmp_path / "m"), train="train.csv", hints="hints.csv")
-    cli._prepare_clue_giver(args, settings=None, log=logged.append)  # type: ignore[arg-type]
-    assert logged == ["clue-giver not prepared for serving this model: too few training clues to learn from (4)"]
-
-
-def test_train_only_logs_a_lexicon_it_cannot_store(tmp_path: Path, monkeypatch) -> None:
-    """Like the clue-giver: the model is written before its lexicon; a failure there is a logged line."""
-    from pictorank import cli
-    from pictorank.errors import ModelError
-
-    def broken(*args, **kwargs):
-        raise ModelError("no space left on device")
-
-    monkeypatch.setattr(cli, "store_lexicon", broken)
-    logged: list[str] = []
-    args = argparse.Namespace(out=str(tmp_path / "m"), train="train.csv", val="val.csv", no_finetune=False)
-    cli._prepare_lexicon(args, settings=None, log=logged.append)  # type: ignore[arg-type]
-    assert logged == ["lexicon not stored with this model: no space left on device"]
-
-
 def test_compare_refuses_a_model_folder_named_like_a_compared_method(
     tmp_path: Path, data_dir: Path, no_model: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -21,19 +21,20 @@ from pictorank.errors import DataError, ModelError, PictorankError, SettingsErro
 from pictorank.evaluation import evaluate_rankings, format_table
 from pictorank.evaluation.report import write_report
 from pictorank.evaluation.significance import compare_with_reference, format_comparisons
-from pictorank.lexicon import DEFAULT_SOURCE, load_lexicon
+from pictorank.lexicon import DEFAULT_SOURCE
 from pictorank.lexicon import store as lexicon_store
-from pictorank.puzzles import HintVocabulary, Puzzle, load_hints, load_puzzles, to_queries
-from pictorank.ranker import DEFAULT_METHOD, METHODS, LearnedRanker, Ranker, load_ranker, make_ranker, rank_puzzles
+from pictorank.puzzles import HintVocabulary, Puzzle, load_hints, load_puzzles
+from pictorank.ranker import DEFAULT_METHOD, METHODS, Ranker, load_ranker, make_ranker, rank_puzzles
 from pictorank.ranker.registry import default_model, serving_encoders
 from pictorank.settings import CommonSettings, cache_dir_problem, read_settings, use_offline_environment
 from pictorank.suggest import MAX_CLUE_LENGTH, Suggester
-from pictorank.suggest.assembly import build_suggester, fit_clue_model, fit_for_serving, training_clues
+from pictorank.suggest.assembly import assemble_suggester, training_clues
 from pictorank.suggest.rules import check_request
 from pictorank.suggest.suggester import WIN_BONUS
 from pictorank.suggest.evaluate import evaluate_suggestions, format_report, suggest_for_puzzles
 from pictorank.submission import MAX_ANSWERS, checked_output, validate_submission, write_submission
-from pictorank.train import TrainConfig, train_command
+from pictorank.open_play import store_lexicon, stored_words
+from pictorank.train import TrainConfig, TrainingFiles, train_model
 from pictorank.train.estimate import format_estimate
 
 EXIT_BAD_INPUT = 2
@@ -83,18 +84,19 @@ def _add_force_arg(parser: argparse.ArgumentParser, destination: str) -> None:
     )
 
 
-def build_encoder(args: argparse.Namespace) -> Encoder:
-    """The base-model encoder with the on-disk cache the user asked for (shared by rankers)."""
-    return Encoder(cache_dir=_cache_dir(args), max_cached=_settings(args).max_cached_strings)
+def _serving_settings(args: argparse.Namespace) -> CommonSettings:
+    """The settings with the cache the user asked for (none with --no-cache)."""
+    return _settings(args).model_copy(update={"cache_dir": _cache_dir(args)})
 
 
-def build_ranker(args: argparse.Namespace, encoder: Encoder | None = None) -> Ranker:
-    """The ranker the user asked for: a saved model directory, or an unlearned method."""
-    encoder = encoder or build_encoder(args)
-    if args.model:
-        settings = _settings(args)
-        return load_ranker(args.model, encoder=encoder, runtime=settings.encoder_runtime, threads=settings.onnx_threads)
-    return make_ranker(args.method or DEFAULT_METHOD, encoder=encoder)
+def build_ranker(args: argparse.Namespace) -> Ranker:
+    """The ranker the user asked for, over the encoders `pictorank serve` would build for it
+    (pictorank.ranker.registry.serving_encoders): a saved model directory, or an unlearned method."""
+    model_dir = Path(args.model) if args.model else None
+    encoders = serving_encoders(model_dir, _serving_settings(args))
+    if model_dir is not None:
+        return load_ranker(model_dir, encoders=encoders)
+    return make_ranker(args.method or DEFAULT_METHOD, encoder=encoders.base)
 
 
 def _load_input(args: argparse.Namespace, require_answers: bool) -> tuple[HintVocabulary, list[Puzzle]]:
@@ -182,15 +184,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
         check_replaceable(args.report, args.force, kind="report", inputs=_read_paths(args))
     _check_against(args)
     vocab, puzzles = _load_input(args, require_answers=True)
-    encoder = build_encoder(args)  # one model load and one cache for every base-model method
-    rankers = {m: make_ranker(m, encoder=encoder) for m in args.methods or ()}
-    settings = _settings(args)
-    labels = model_labels(args.models or (), args.methods or ())
-    rankers.update({labels[d]: load_ranker(d, encoder=encoder, runtime=settings.encoder_runtime, threads=settings.onnx_threads)
-                    for d in args.models or ()})
-    against = labels.get(args.against, args.against)
-    if not rankers:
+    if not args.methods and not args.models:
         raise UsageError("nothing to compare: give --methods and/or --models")
+    settings = _serving_settings(args)
+    rankers: dict[str, Ranker] = {}
+    if args.methods:
+        base = serving_encoders(None, settings).base  # one encoder and one cache for every unlearned method
+        rankers = {m: make_ranker(m, encoder=base) for m in args.methods}
+    labels = model_labels(args.models or (), args.methods or ())
+    rankers.update({labels[d]: load_ranker(d, encoders=serving_encoders(Path(d), settings)) for d in args.models or ()})
+    against = labels.get(args.against, args.against)
     rankings, seconds = {}, {}
     for name, ranker in rankers.items():
         rankings[name], seconds[name] = _timed_rank(args, ranker, puzzles, vocab)
@@ -251,85 +254,24 @@ def _quantization_arg(text: str) -> Quantization | None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    """Train the learned ranker (pictorank.train) and write its model directory."""
+    """Make a model folder from the data files (pictorank.train.pipeline.train_model)."""
     require_training_stack("pictorank train")
-    settings = _settings(args)
-    cache_dir = _cache_dir(args)
+    settings = _serving_settings(args)
     config = TrainConfig(finetune=not args.no_finetune, seed=args.seed, quantization=args.quantization)
     log = (lambda message: None) if args.quiet else (lambda message: print(message, file=sys.stderr))
-    encoder = Encoder(cache_dir=cache_dir, max_cached=settings.max_cached_strings)
-    metadata = train_command(args.train, args.val, args.hints, args.out, config, encoder, log, force=args.force)
+    encoder = Encoder(cache_dir=settings.cache_dir, max_cached=settings.max_cached_strings)
+    files = TrainingFiles(Path(args.train), Path(args.val) if args.val else None, Path(args.hints))
+    metadata = train_model(files, Path(args.out), config, encoder, settings, log, force=args.force,
+                           lexicon=not args.no_lexicon)
     print(f"learned position weights (by clue length): {json.dumps(metadata['position_weights'])}")
     print(format_estimate(metadata["train_cv"]))
     report = metadata["held_out_report"]
     held_out = "" if report is None else (
         f"held-out val (scored once) score {report['overall']['score']:.4f}, Hits@1 {report['overall']['hits@1']:.4f}, "
         f"MRR {report['overall']['mrr']:.4f}; ")
-    print(f"wrote {args.out}: {held_out}trained in {metadata['seconds']['total_training']:.0f} s")
-    _prepare_clue_giver(args, settings.model_copy(update={"cache_dir": cache_dir}), log)
-    if not args.no_lexicon:
-        _prepare_lexicon(args, settings.model_copy(update={"cache_dir": cache_dir}), log)
-        _prepare_open_play(args, config, encoder, log)
+    stages = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in metadata["stages"].items())
+    print(f"wrote {args.out}: {held_out}stages: {stages}")
     return 0
-
-
-def _prepare_open_play(args: argparse.Namespace, config: TrainConfig, encoder: Encoder,
-                       log: Callable[[str], None]) -> None:
-    """Fit open play's own ranker for the new model (pictorank.train.open_play): train's clues
-    against the English lexicon, in the fold encoders' spaces (read back from the fine-tuning
-    cache). The ranker is already written: a failure is only logged, and open play then ranks
-    with the learned ranker and a frequency prior."""
-    from pictorank.train.open_play import fit_for_model
-
-    started = time.perf_counter()
-    try:
-        vocab = load_hints(args.hints)
-        train = to_queries(load_puzzles(args.train, vocab), vocab)
-        learned = load_ranker(Path(args.out), encoder)
-        if not isinstance(learned, LearnedRanker):
-            return
-        fit_for_model(Path(args.out), learned, train, load_lexicon(DEFAULT_SOURCE), encoder, config, log)
-    except (PictorankError, ValueError, OSError) as exc:
-        log(f"open play's ranker not fitted for this model: {exc}")
-        return
-    log(f"open play's ranker fitted and saved in {args.out} in {time.perf_counter() - started:.0f} s")
-
-
-def _prepare_lexicon(args: argparse.Namespace, settings: CommonSettings, log: Callable[[str], None]) -> None:
-    """Store the English lexicon's embeddings in the new model's folder (what its service's
-    open-vocabulary mode searches), in the fine-tuned space unless the model has none. The ranker
-    is already written: a failure is only logged."""
-    space = "base" if args.no_finetune else lexicon_store.DEFAULT_SPACE
-    try:
-        stored, seconds = store_lexicon(Path(args.out), settings, DEFAULT_SOURCE, space,
-                                        [Path(args.train), Path(args.val)])
-    except (PictorankError, ValueError, OSError) as exc:
-        log(f"lexicon not stored with this model: {exc}")
-        return
-    log(f"lexicon of {_stored_words(stored)} embedded in the {stored.space} space and saved in {args.out} "
-        f"in {seconds:.0f} s")
-
-
-def _stored_words(stored: lexicon_store.StoredLexicon) -> str:
-    """"76041 words and 75159 glosses": what a stored lexicon holds, for the log."""
-    return f"{len(stored.lexicon)} words and {len(stored.glosses or ())} glosses"
-
-
-def store_lexicon(model_dir: Path, settings: CommonSettings, lexicon_name: str, space: str,
-                  vocabulary_files: Sequence[Path]) -> tuple[lexicon_store.StoredLexicon, float]:
-    """Embed `lexicon_name`'s words and the options of `vocabulary_files` with each of the
-    model's encoders, and their glosses with the base one, into model_dir/lexicon.npz, to be
-    searched in `space`; what was stored, and the seconds."""
-    from pictorank.api.service import vocabulary_words
-
-    started = time.perf_counter()
-    lexicon = load_lexicon(lexicon_name).with_words(vocabulary_words(vocabulary_files, None))
-    encoders = serving_encoders(model_dir, settings)
-    if space == "ft" and encoders.finetuned is None:
-        raise UsageError(f"{model_dir}: the model has no fine-tuned encoder; use --space base")
-    spaces = {"base": encoders.base} if encoders.finetuned is None else {"base": encoders.base, "ft": encoders.finetuned}
-    stored = lexicon_store.build(model_dir, lexicon, spaces, space)
-    return stored, time.perf_counter() - started
 
 
 def cmd_lexicon(args: argparse.Namespace) -> int:
@@ -341,23 +283,12 @@ def cmd_lexicon(args: argparse.Namespace) -> int:
     if not model_dir.is_dir():
         raise DataError(model_dir, None, None, "model directory not found")
     files = [Path(f) for f in args.vocabulary] if args.vocabulary is not None else Settings().vocabulary_files
-    stored, seconds = store_lexicon(model_dir, settings, args.lexicon, args.space, files)
-    print(f"stored {_stored_words(stored)} ({args.lexicon}, {stored.space} space) in "
+    started = time.perf_counter()
+    stored = store_lexicon(model_dir, settings, args.lexicon, args.space, files)
+    seconds = time.perf_counter() - started
+    print(f"stored {stored_words(stored)} ({args.lexicon}, {stored.space} space) in "
           f"{model_dir / lexicon_store.LEXICON_FILE} in {seconds:.0f} s")
     return 0
-
-
-def _prepare_clue_giver(args: argparse.Namespace, settings: CommonSettings, log: Callable[[str], None]) -> None:
-    """Fit the clue model a service of the new model will ask for and keep it in the model's folder
-    (pictorank.suggest.assembly.fit_for_serving). The ranker is already written: a training set the
-    clue-giver cannot learn from, or a folder it cannot write to, is only logged."""
-    started = time.perf_counter()
-    try:
-        fit_for_serving(Path(args.out), Path(args.train), Path(args.hints), settings)
-    except (PictorankError, ValueError, OSError) as exc:
-        log(f"clue-giver not prepared for serving this model: {exc}")
-        return
-    log(f"clue-giver for serving this model saved in {args.out} in {time.perf_counter() - started:.0f} s")
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -409,7 +340,7 @@ def suggester_from_args(args: argparse.Namespace, vocab: HintVocabulary,
     """The clue-giver as `pictorank serve` assembles it for the same model folder
     (pictorank.suggest.assembly): its encoders, clue model and reader; and with `judge`, the
     learned model at hand (--model's, else the reader's), which evaluate-suggest also judges with."""
-    settings = _settings(args).model_copy(update={"cache_dir": _cache_dir(args)})
+    settings = _serving_settings(args)
     train = _train_path(args)
     clues = training_clues(train, vocab)  # the cheap checks first: a bad file fails before any model loads
     reading, default = _reading_dir(args, settings)  # before the fit: a bad folder fails at once
@@ -429,14 +360,13 @@ def suggester_from_args(args: argparse.Namespace, vocab: HintVocabulary,
              else f"no reader: {reading} has no fine-tuned encoder")
     started = time.perf_counter()
     try:
-        model = fit_clue_model(clues, vocab, encoders, settings.cache_dir, home)
+        suggester = assemble_suggester(clues, vocab, encoders, settings.cache_dir, home, guesser, reader, args.win_bonus)
     except ModelError as exc:  # what the training puzzles cannot teach (too few answers): name the file
         raise DataError(train, None, None, str(exc)) from None
     _say(args, f"clue model ready in {time.perf_counter() - started:.1f} s", prefix="")
     learned = None
     if judge:
         learned = guesser if args.model else (load_ranker(reading, encoders=encoders) if reading else None)
-    suggester = build_suggester(model, vocab, encoders, guesser, win_bonus=args.win_bonus, reader=reader)
     return suggester, encoders, learned
 
 
@@ -509,7 +439,7 @@ def cmd_evaluate_suggest(args: argparse.Namespace) -> int:
     suggestions, seconds = suggest_for_puzzles(suggester, puzzles, args.max_length, progress=done)
     if not args.quiet:
         print(file=sys.stderr)
-    plain = build_encoder(args)  # the base model on PyTorch: the judges are the task's own methods
+    plain = serving_encoders(None, _serving_settings(args)).base  # the judges are the task's own methods
     judges: dict[str, Ranker] = {m: make_ranker(m, encoder=plain) for m in METHODS}
     if learned is not None:
         judges["learned"] = learned
@@ -635,11 +565,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    use_offline_environment()
-    if getattr(args, "quiet", False):
-        # Read by huggingface_hub when transformers is first imported (below, lazily): it also
-        # silences transformers' "Loading weights" bar, which ignores our own progress flag.
-        os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    use_offline_environment(quiet=getattr(args, "quiet", False))
     handler: Callable[[argparse.Namespace], int] = args.func
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:

@@ -282,3 +282,39 @@ def test_suggest_and_evaluate_suggest_run_end_to_end_from_the_command_line(
     assert main(["evaluate-suggest", "--input", str(val), "--guesser", "cosine", *common]) == 0
     out = capsys.readouterr().out
     assert "main idea" in out and "seed" in out and "cosine" in out
+
+
+def _as_served(suggestions: list[dict]) -> list[tuple]:
+    """What a player sees of each clue, as both the command line and POST /suggest give it."""
+    return [([p["id"] for p in s["pictograms"]], [p["reason"] for p in s["pictograms"]], s["rank"], s["options"],
+             round(s["margin"], 4), round(s["likeness"], 4), s["known"]) for s in suggestions]
+
+
+def test_the_command_line_and_the_service_give_the_same_clues(client, clue_settings, capsys) -> None:
+    """`pictorank suggest --word W` and POST /suggest build the clue-giver with one function
+    (pictorank.suggest.assembly.assemble_suggester) over the same encoders: for 50 val words, with
+    and without words to avoid, they give the same clues in the same order."""
+    import argparse
+
+    from helpers import DATA
+    from pictorank import cli
+    from pictorank.puzzles import load_hints, load_puzzles
+    from pictorank.suggest.suggester import WIN_BONUS
+
+    vocab = load_hints(DATA / "hint_descriptions.csv")
+    puzzles = list({p.answer: p for p in load_puzzles(DATA / "val.csv", vocab)}.values())[:50]
+    args = argparse.Namespace(hints=str(DATA / "hint_descriptions.csv"), train=str(clue_settings.suggest_train),
+                              guesser="seed", model=None, reader="none", max_length=4, win_bonus=WIN_BONUS,
+                              cache_dir=None, no_cache=False, quiet=True)
+    suggester, _, _ = cli.suggester_from_args(args, vocab)
+    for puzzle in puzzles:
+        for avoid in ([], [o for o in puzzle.options if o != puzzle.answer][:5]):
+            served = _suggest(client, word=puzzle.answer, avoid=avoid, top=3)["suggestions"]
+            made = [s.to_dict() for s in suggester.suggest(puzzle.answer, avoid, max_length=4, top=3)]
+            assert _as_served(made) == _as_served(served), (puzzle.answer, avoid)
+    for word in ("birthday party", "honey"):  # the command itself, as a user runs it
+        command = ["suggest", "--word", word, "--hints", args.hints, "--train", args.train, "--reader", "none",
+                   "--top", "3", "--json"]
+        assert cli.main(command) == 0
+        printed = json.loads(capsys.readouterr().out)["suggestions"]
+        assert _as_served(printed) == _as_served(_suggest(client, word=word, top=3)["suggestions"])

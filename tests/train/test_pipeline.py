@@ -14,12 +14,12 @@ from pictorank.cli import main
 from pictorank.train.finetune import FinetuneParams, _embed, finetune, weights_digest
 from pictorank.puzzles import to_queries
 from pictorank.train import TrainConfig, fit_ranker_from_tables
-from pictorank.train.oof import answer_folds, labels_and_sizes
+from pictorank.train.oof import labels_and_sizes, query_folds
 
 
 def test_folds_keep_every_answer_in_one_fold(vocab, train_puzzles):
     queries = to_queries(train_puzzles, vocab)
-    folds = answer_folds(queries, 3, seed=1)
+    folds = query_folds(queries, 3, seed=1)
     fold_of: dict[str, set[int]] = {}
     for q, f in zip(queries, folds):
         fold_of.setdefault(q.answer, set()).add(int(f))
@@ -176,7 +176,7 @@ def test_cli_train_fits_open_plays_ranker_beside_the_lexicon(tmp_path, data_dir,
     from pictorank.api.settings import Settings
     from pictorank.lexicon import Lexicon, without_qualifier
     from pictorank.puzzles import load_puzzles
-    from pictorank.ranker.open_play import OpenPlayRanker
+    from pictorank.open_play import OpenPlayRanker
 
     _slice(data_dir / "train.csv", tmp_path / "train.csv", 150)
     _slice(data_dir / "val.csv", tmp_path / "val.csv", 40)
@@ -194,19 +194,21 @@ def test_cli_train_fits_open_plays_ranker_beside_the_lexicon(tmp_path, data_dir,
     assert service.open_ranker.training["train_cv"]["clues"] > 0
 
 
-def test_open_play_that_cannot_be_fitted_is_logged_and_training_stands(tmp_path, monkeypatch):
-    from argparse import Namespace
+def test_a_later_stage_that_fails_is_logged_and_the_model_stands():
+    """The lexicon, open play and the clue-giver add to a folder that already serves: a failure in
+    one is one logged line with its stage's name, never a failed train; the ranker's is raised."""
+    from pictorank.errors import ModelError, UsageError
+    from pictorank.train.pipeline import Stages
 
-    from pictorank import cli
-    from pictorank.errors import UsageError
-    from pictorank.train import open_play
-
-    def cannot(*args, **kwargs):
-        raise UsageError("no train clue has its answer in the lexicon")
-
-    monkeypatch.setattr(open_play, "fit_for_model", cannot)
-    monkeypatch.setattr(cli, "load_ranker", lambda *args, **kwargs: object.__new__(cli.LearnedRanker))
     logged: list[str] = []
-    args = Namespace(hints=str(DATA / "hint_descriptions.csv"), train=str(DATA / "train.csv"), out=str(tmp_path / "m"))
-    cli._prepare_open_play(args, TrainConfig(), None, logged.append)
-    assert logged == ["open play's ranker not fitted for this model: no train clue has its answer in the lexicon"]
+    stages = Stages(logged.append)
+    with stages.stage("open play", optional=True):
+        raise UsageError("no train clue has its answer in the lexicon")
+    with stages.stage("clue-giver", optional=True):
+        raise ModelError("too few training clues to learn from (4)")
+    assert logged == ["== open play: not prepared for this model: no train clue has its answer in the lexicon",
+                      "== clue-giver: not prepared for this model: too few training clues to learn from (4)"]
+    assert set(stages.seconds) == {"open play", "clue-giver"}
+    with pytest.raises(UsageError):
+        with stages.stage("ranker"):
+            raise UsageError("training needs an answer in every row")

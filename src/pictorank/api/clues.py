@@ -33,7 +33,7 @@ from pictorank.api.settings import Settings
 from pictorank.encoders import LockedEncoder
 from pictorank.errors import PictorankError
 from pictorank.suggest import Suggester, Suggestion
-from pictorank.suggest.assembly import build_suggester, fit_clue_model, training_clues
+from pictorank.suggest.assembly import assemble_suggester, training_clues
 from pictorank.suggest.rules import check_request
 
 log = logging.getLogger(__name__)
@@ -85,13 +85,13 @@ def build_clue_giver(settings: Settings, service: RankingService, stop: threadin
     train = settings.suggest_train
     if train is None:
         return ClueGiver(error="the clue-giver is off: no training puzzles (set PICTORANK_SUGGEST_TRAIN)")
+    guesser = service.ranker if settings.suggest_guesser == "served" else None
     try:
         clues = training_clues(train, service.vocab)
         shared = LockedEncoder(service.encoders.base, service.lock, stop)
-        model = fit_clue_model(clues, service.vocab, service.encoders, settings.cache_dir, service.model_dir,
-                               fit_with=shared)  # type: ignore[arg-type]
+        suggester = assemble_suggester(clues, service.vocab, service.encoders, settings.cache_dir, service.model_dir,
+                                       guesser, fit_with=shared)  # type: ignore[arg-type]
     except PictorankError as exc:
         log.warning("POST /suggest disabled: %s", exc)
         return ClueGiver(error=f"the clue-giver has no training puzzles: {exc} (set PICTORANK_SUGGEST_TRAIN)")
-    guesser = service.ranker if settings.suggest_guesser == "served" else None
-    return ClueGiver(build_suggester(model, service.vocab, service.encoders, guesser), service, settings.suggest_guesser)
+    return ClueGiver(suggester, service, settings.suggest_guesser)

@@ -54,6 +54,17 @@ def build_suggester(model: ClueModel, vocab: HintVocabulary, encoders: Encoders,
                      reader=reader if reader is not None else encoders.finetuned)
 
 
+def assemble_suggester(clues: Sequence[Query], vocab: HintVocabulary, encoders: Encoders, cache_dir: Path | None,
+                       model_dir: Path | None = None, guesser: Ranker | None = None, reader: Encoder | None = None,
+                       win_bonus: float = WIN_BONUS, fit_with: Encoder | None = None) -> Suggester:
+    """The clue-giver of a model folder, as `pictorank suggest` and POST /suggest both build it:
+    the clue model of `clues` (read back from `model_dir` or the cache, else fitted:
+    `fit_clue_model`), the guesser its clues must win (by default the task's seed baseline over
+    the base encoder) and the reader (by default the model's fine-tuned encoder, if any)."""
+    model = fit_clue_model(clues, vocab, encoders, cache_dir, model_dir, fit_with)
+    return build_suggester(model, vocab, encoders, guesser, win_bonus, reader)
+
+
 def fit_for_serving(model_dir: Path, train: Path, hints: Path, settings: CommonSettings) -> ClueModel:
     """Fit the clue model a service of `model_dir` (with these hints and training puzzles) will
     ask for, and keep it in `model_dir` beside the ranker (and in the cache).

@@ -1,5 +1,14 @@
-"""How the learned ranker is trained, end to end: out-of-fold features (`oof`), fine-tuning
-(`finetune`), CV and LambdaMART (`lambdamart`), then the model directory.
+"""`pictorank train` end to end: one pipeline from the data files to a model folder a service
+serves, in named stages (`train_model`):
+
+    ranker      fold encoders (`finetune`), out-of-fold feature tables (`oof`), CV and the
+                LambdaMART bag (`lambdamart`), its calibration: the model folder itself
+    lexicon     the English lexicon embedded by the model's encoders (open play searches it)
+    open play   open play's own ranker, on train's clues against that lexicon (`open_play`)
+    clue-giver  the clue model a service of the folder reads (pictorank.suggest)
+
+Each stage logs its time, and the folder's stages.json keeps them. The later three add to a
+folder that already serves: one that fails is logged and the model stands without it.
 
 The one rule that shapes this module: anything fitted on train (the fine-tuned encoder, the
 position weights, the association tables) must not have seen the rows the ranker learns from.
@@ -18,26 +27,36 @@ stored as the held-out report. Seeds and thread counts are fixed, so two runs gi
 
 from __future__ import annotations
 
+import contextlib
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
-from pictorank.artifacts import check_replaceable, library_versions, sha256_file
+from pictorank.artifacts import check_replaceable, library_versions, sha256_file, write_json
 from pictorank.encoders import Encoder
-from pictorank.errors import DataError, UsageError
+from pictorank.errors import DataError, PictorankError, UsageError
 from pictorank.evaluation import evaluate_rankings
 from pictorank.evaluation.calibration import expected_calibration_error
 from pictorank.features import selected_features
+from pictorank.lexicon import DEFAULT_SOURCE, load_lexicon
+from pictorank.lexicon.store import DEFAULT_SPACE
+from pictorank.open_play import store_lexicon, stored_words
 from pictorank.puzzles import HintVocabulary, Puzzle, load_hints, load_puzzles, to_queries
 from pictorank.query import Query
 from pictorank.ranker import LearnedRanker, Ranking
 from pictorank.ranker.calibration import Calibrator
+from pictorank.settings import CommonSettings
+from pictorank.suggest.assembly import fit_for_serving
 from pictorank.train.config import Log, TrainConfig
 from pictorank.train.calibrate import first_is_right, fit_calibrator
 from pictorank.train.estimate import answer_ranks, blended, cv_estimate, format_estimate
 from pictorank.train.lambdamart import column_share, cv_select, fit_bag, held_out_scores
 from pictorank.train.oof import TrainingTables, build_tables, check_trainable, finetuned_model_id
+from pictorank.train.open_play import fit_for_model
+
+STAGES_FILE = "stages.json"  # each stage's seconds; informational, outside the checked files
 
 
 def fit_ranker_from_tables(tables: TrainingTables, config: TrainConfig, log: Log = print) -> LearnedRanker:
@@ -101,12 +120,75 @@ def fit_learned_ranker(
     return fit_ranker_from_tables(tables, config, log), tables
 
 
+@dataclass(frozen=True)
+class TrainingFiles:
+    """What a model is made from: training puzzles, the optional held-out puzzles (scored once,
+    at the end, for the report), and the hint descriptions."""
+
+    train: Path
+    val: Path | None
+    hints: Path
+
+
+class Stages:
+    """The named stages of one run: each logs one line with its time as it ends (its own steps
+    log what they do meanwhile); `seconds` keeps the times for the model folder."""
+
+    def __init__(self, log: Log) -> None:
+        self.log = log
+        self.seconds: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def stage(self, name: str, optional: bool = False) -> Iterator[None]:
+        """Time the stage `name`. An `optional` stage that fails on the data or the disk is only
+        logged: it adds to a model folder that serves without it."""
+        started = time.perf_counter()
+        try:
+            yield
+        except (PictorankError, ValueError, OSError) as exc:
+            if not optional:
+                raise
+            self.log(f"== {name}: not prepared for this model: {exc}")
+            return
+        finally:
+            self.seconds[name] = round(time.perf_counter() - started, 1)
+        self.log(f"== {name}: done in {self.seconds[name]:.0f} s")
+
+
+def train_model(files: TrainingFiles, out_dir: Path, config: TrainConfig, encoder: Encoder, settings: CommonSettings,
+                log: Log = print, force: bool = False, lexicon: bool = True) -> dict[str, Any]:
+    """`pictorank train`: every stage from the files to a served model folder (see the module's
+    docstring); the ranker's metadata with each stage's seconds. `encoder`: the base model on
+    PyTorch over the run's cache; `settings`: the cache and encoder runtime the later stages
+    read the saved folder with, as a service would. Without `lexicon` the folder has no
+    lexicon and no open play of its own (open play then guesses the data's words)."""
+    stages = Stages(log)
+    outcome: dict[str, Any] = {}
+    with stages.stage("ranker"):
+        outcome = train_command(files.train, files.val, files.hints, out_dir, config, encoder, log, force)
+    ranker, train = outcome.pop("ranker"), outcome.pop("train")
+    if lexicon:
+        stored = None
+        with stages.stage("lexicon", optional=True):
+            space = DEFAULT_SPACE if config.finetune else "base"
+            stored = store_lexicon(out_dir, settings, DEFAULT_SOURCE, space, [p for p in (files.train, files.val) if p])
+            log(f"lexicon of {stored_words(stored)} in the {stored.space} space")
+        if stored is not None:
+            with stages.stage("open play", optional=True):
+                fit_for_model(out_dir, ranker, train, load_lexicon(DEFAULT_SOURCE), encoder, config, log)
+    with stages.stage("clue-giver", optional=True):
+        fit_for_serving(out_dir, files.train, files.hints, settings)
+    write_json(out_dir / STAGES_FILE, {"seconds": stages.seconds})
+    return {**outcome, "stages": stages.seconds}
+
+
 def train_command(
     train_path: str | Path, val_path: str | Path | None, hints_path: str | Path, out_dir: str | Path,
     config: TrainConfig, encoder: Encoder, log: Log = print, force: bool = False,
 ) -> dict[str, Any]:
-    """`pictorank train`: load the files, train on train alone, save the model directory. With
+    """The ranker stage: load the files, train on train alone, save the model directory. With
     `val_path`, val is scored once, after every choice is made, and stored as `held_out_report`.
+    Returns the metadata, with the fitted `ranker` and the `train` queries for the later stages.
 
     The destination and both files are checked first (`check_replaceable`, answers in every row):
     minutes of training must not end in a refusal.
@@ -145,7 +227,7 @@ def train_command(
     if config.quantization is not None:
         log(f"saved {out_dir} with its ONNX encoders ({config.quantization}) and {len(options)} options' "
             f"embeddings in {time.perf_counter() - started:.1f} s")
-    return {**ranker.training, **metadata}
+    return {**ranker.training, **metadata, "ranker": ranker, "train": train}
 
 
 def _answered(path: str | Path, vocab: HintVocabulary) -> list[Puzzle]:
