@@ -119,13 +119,17 @@ def _parsing_error(exc: ValueError) -> SettingsError:
     return SettingsError(f"PICTORANK_{field.group(1).upper()}", problem)
 
 
-def use_offline_environment() -> None:
+def use_offline_environment(quiet: bool = False) -> None:
     """Never let a library try a model hub: this machine and our users' have no internet.
 
     Also let torch's OpenMP threads sleep rather than spin while they wait: on a shared CPU,
     spinning threads made small encodings many times slower. Only effective before torch is
-    imported, so every entry point calls this first; values the user set are kept.
+    imported, so every entry point calls this first; values the user set are kept. `quiet`
+    also silences transformers' "Loading weights" bar (read by huggingface_hub when
+    transformers is first imported), which ignores our own progress flag.
     """
+    if quiet:
+        os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")

@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient
 from pictorank.api.app import create_app
 from pictorank.api.clues import ClueGiver, build_clue_giver
 from pictorank.api.game import GamePuzzles
-from pictorank.api.serve import _share_game_key
+from pictorank.api.settings import share_game_key as _share_game_key
 from pictorank.api.settings import Settings
 from pictorank.suggest import is_valid_clue
 

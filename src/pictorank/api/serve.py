@@ -14,8 +14,6 @@ import argparse
 import atexit
 import functools
 import multiprocessing
-import os
-import secrets
 import shutil
 import signal
 import sys
@@ -25,11 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pictorank.api.protocol import HeaderTimeoutProtocol
-from pictorank.api.settings import Settings
+from pictorank.api.settings import Settings, export_for_workers, metrics_dir, set_metrics_dir, share_game_key
 from pictorank.errors import DataError, ModelError, PictorankError
 from pictorank.ranker import DEFAULT_METHOD, METHODS
 from pictorank.ranker.registry import default_model
-from pictorank.settings import read_settings, use_offline_environment
 
 if TYPE_CHECKING:
     import uvicorn
@@ -68,7 +65,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # Each worker process builds its own app (and loads its own model) from the environment;
     # their metrics meet in prometheus-client's multiprocess directory.
     served = _choose_for_workers(settings)
-    _share_game_key()
+    share_game_key()
     _check_service_in_child()
     _announce(served)
     _fresh_metrics_dir()
@@ -141,17 +138,9 @@ def run_workers(config: "uvicorn.Config") -> int:
 
 def _settings_from(args: argparse.Namespace) -> Settings:
     """Settings from the environment with the command-line options written into it."""
-    if args.method:  # an explicit method beats a model directory from the environment
-        os.environ.pop("PICTORANK_MODEL_DIR", None)
-    overrides = {"MODEL_DIR": args.model, "METHOD": args.method, "HINTS": args.hints,
-                 "HOST": args.host, "PORT": args.port, "WORKERS": args.workers}
-    for name, value in overrides.items():
-        if value is not None:
-            os.environ[f"PICTORANK_{name}"] = str(value)
-    use_offline_environment()
-    # A server's log has no progress bars (model loading draws one); its first line says what it serves.
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    return read_settings(Settings)
+    overrides = {"model_dir": args.model, "method": args.method, "hints": args.hints,
+                 "host": args.host, "port": args.port, "workers": args.workers}
+    return export_for_workers(overrides, drop_model_dir=bool(args.method))
 
 
 def wants_default_model(settings: Settings) -> bool:
@@ -198,15 +187,8 @@ def _choose_for_workers(settings: Settings) -> str:
     directory, why = default_model(settings)
     if directory is None:
         return f"serving {settings.method} with {workers}: {why}"
-    os.environ["PICTORANK_MODEL_DIR"] = str(directory)
+    export_for_workers({"model_dir": directory})
     return f"serving {why} with {workers}"
-
-
-def _share_game_key() -> None:
-    """One PICTORANK_GAME_KEY for all workers (a random one unless set): a Clue-mode round drawn by
-    one worker must be checked by whichever worker gets the guess."""
-    if not os.environ.get("PICTORANK_GAME_KEY"):
-        os.environ["PICTORANK_GAME_KEY"] = secrets.token_hex(32)
 
 
 def _announce(served: str) -> None:
@@ -217,11 +199,11 @@ def _announce(served: str) -> None:
 def _fresh_metrics_dir() -> None:
     """PROMETHEUS_MULTIPROC_DIR, emptied (prometheus-client requires that before start-up), or a
     new temporary directory; the workers inherit it through the environment."""
-    directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
-    if not directory:
+    directory = metrics_dir()
+    if directory is None:
         directory = tempfile.mkdtemp(prefix="pictorank-metrics-")
         atexit.register(shutil.rmtree, directory, ignore_errors=True)
-        os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory
+        set_metrics_dir(directory)
         return
     Path(directory).mkdir(parents=True, exist_ok=True)
     for stale in Path(directory).glob("*.db"):

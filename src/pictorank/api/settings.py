@@ -20,13 +20,15 @@ Examples::
 
 from __future__ import annotations
 
+import os
+import secrets
 from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
 from pictorank.ranker import DEFAULT_METHOD, METHODS
-from pictorank.settings import CommonSettings, repository_root
+from pictorank.settings import CommonSettings, read_settings, repository_root, use_offline_environment
 
 
 def bundled_data_dir() -> Path:
@@ -138,3 +140,40 @@ class Settings(CommonSettings):
         if self.suggest_train is None:
             self.suggest_train = self.data_dir / "train.csv"
         return self
+
+
+# -- what `pictorank serve` hands its worker processes -----------------------------------------
+# Each uvicorn worker builds its own app from the environment, so the serve command writes its
+# choices there. These functions are the only places outside the settings objects that touch it.
+
+
+def export_for_workers(overrides: dict[str, object], drop_model_dir: bool = False) -> Settings:
+    """Write command-line `overrides` (setting name -> value; None: not given) into the
+    environment as PICTORANK_<NAME>, so that every worker reads them, and read the settings back.
+    `drop_model_dir`: an explicit method beats a model directory from the environment."""
+    if drop_model_dir:
+        os.environ.pop("PICTORANK_MODEL_DIR", None)
+    for name, value in overrides.items():
+        if value is not None:
+            os.environ[f"PICTORANK_{name.upper()}"] = str(value)
+    use_offline_environment()
+    # A server's log has no progress bars (model loading draws one); its first line says what it serves.
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    return read_settings(Settings)
+
+
+def share_game_key() -> None:
+    """One PICTORANK_GAME_KEY for all workers (a random one unless set): a Clue-mode round drawn by
+    one worker must be checked by whichever worker gets the guess."""
+    if not os.environ.get("PICTORANK_GAME_KEY"):
+        os.environ["PICTORANK_GAME_KEY"] = secrets.token_hex(32)
+
+
+def metrics_dir() -> str | None:
+    """PROMETHEUS_MULTIPROC_DIR: where worker processes' metrics meet (None: one process)."""
+    return os.environ.get("PROMETHEUS_MULTIPROC_DIR") or None
+
+
+def set_metrics_dir(directory: str) -> None:
+    """Hand the workers their metrics folder (prometheus-client reads the variable)."""
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest, multiprocess
@@ -11,6 +9,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from pictorank.api.deps import ServiceDep
 from pictorank.api.errors import RETRY_AFTER_SECONDS
 from pictorank.api.schemas import Health
+from pictorank.api.settings import metrics_dir
 
 router = APIRouter(tags=["operations"])
 
@@ -44,7 +43,7 @@ def metrics(request: Request) -> Response:
 def metrics_registry(app: FastAPI) -> CollectorRegistry:
     """This process's registry, or with several workers (prometheus-client's multiprocess mode,
     set up by `pictorank serve`) a registry that adds up every worker's metric files."""
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    if metrics_dir() is not None:
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)
         return registry
