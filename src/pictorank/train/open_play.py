@@ -140,7 +140,7 @@ def fit_for_model(model_dir: Path, learned: LearnedRanker, train: Sequence[Query
     training ran on (`as_served` gives the features' one). With the glosses stored beside the
     model's lexicon, the words are retrieved and ranked by their glosses too, as the service does."""
     base = as_served(encoder, config)
-    stored = lexicon_store.load(model_dir)
+    stored = lexicon_store.know_stored(model_dir, {"base": base})  # the candidates' base vectors, as served
     glosses = stored.glosses if stored is not None and stored.encoder_ids.get("base") == base.model_id else None
     log(f"open play reads {len(glosses)} stored glosses" if glosses is not None
         else "open play reads no glosses: none stored by this base encoder beside the model")
