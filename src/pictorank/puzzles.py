@@ -14,6 +14,7 @@ import json
 import os
 import re
 import sys
+import unicodedata
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,9 +32,10 @@ MAX_FIELD_CHARS = 131_072
 # fillers, variation selectors, bidi and tag controls), as a regex class; those of the Basic
 # Multilingual Plane apart, since a JSON Schema pattern can only name those.
 INVISIBLE_BMP = ("\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
-                 "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8")
+                 "\u2060-\u206f\u2800\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8")
 INVISIBLE = INVISIBLE_BMP + "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff"
 _VISIBLE = re.compile(f"[^\\s{INVISIBLE}]")
+_INVISIBLE_CHARACTERS = re.compile(f"[{INVISIBLE}]")
 _INTEGER = re.compile(r"[0-9]+")  # plain ASCII digits: int() would also take '9_9_9' and '٣'
 # Ids and subtasks are small numbers. A longer run of digits is refused before int() sees it:
 # Python's int() raises a bare ValueError past 4,300 digits, which would reach the user as a
@@ -91,6 +93,12 @@ def read_csv(path: str | os.PathLike, required: Sequence[str]) -> list[tuple[int
     reader = csv.reader(io.StringIO(text, newline=""))
     with _no_csv_field_limit():
         return _records(path, reader, required)
+
+
+def visible_text(text: str) -> str:
+    """`text` as a reader sees it: NFKC-normalised, invisible characters (zero-width spaces, soft
+    hyphens, joiners, the Braille blank) removed. "ho\u200brse" is the word horse."""
+    return _INVISIBLE_CHARACTERS.sub("", unicodedata.normalize("NFKC", text))
 
 
 def is_blank(text: str) -> bool:

@@ -125,3 +125,12 @@ def test_none_of_these_is_a_new_field_for_given_options_only(api_client):
     assert present["none_of_these"] < absent["none_of_these"]
     open_vocabulary = api_client.post("/rank", json={"hint_texts": ["animal", "water"], "top_k": 5}).json()
     assert open_vocabulary["none_of_these"] is None
+
+
+def test_exclude_matches_as_guesses_are_told_apart(api_client):
+    """A word guessed wrong is excluded whatever its case or qualifier ("Zebra" excludes zebra)."""
+    clue = {"hint_texts": ["animal", "stripes"], "options": ["zebra", "tiger", "horse"], "top_k": 3}
+    body = api_client.post("/rank", json={**clue, "exclude": ["Zebra"]}).json()
+    assert body["ranking"] and "zebra" not in body["ranking"]
+    response = api_client.post("/rank", json={**clue, "exclude": ["ZEBRA", "Tiger", "horse"]})
+    assert response.status_code == 422 and "nothing is left" in response.json()["detail"][0]["msg"]

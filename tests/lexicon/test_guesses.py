@@ -53,3 +53,13 @@ def test_the_frequency_prior_lifts_common_words_by_its_weight() -> None:
     assert with_prior(options, scores, zipf, 10.0)[0] == ["horse", "zebra", "zebu"]
     assert with_prior(["new", "zebu"], [0.1, 1.0], zipf, 1.0)[0] == ["zebu", "new"]  # unknown: the rarest
     assert with_prior([], [], zipf) == ([], [])
+
+
+def test_invisible_characters_cannot_hide_a_hint_word() -> None:
+    """"ho\\u200brse" is the word horse to a reader: the echo rule reads it so (soft hyphen,
+    joiners and word joiner too), and the Braille blank is no visible hint."""
+    from pictorank.puzzles import is_blank
+
+    for hidden in ("\u200b", "\u00ad", "\u200d", "\u2060"):
+        assert echoes("horse", hint_stems([f"ho{hidden}rse", "animal"])), repr(hidden)
+    assert is_blank("\u2800") and is_blank(" \u2800\u200b ")

@@ -20,6 +20,7 @@ from pydantic import (
     model_validator,
 )
 
+from pictorank.lexicon import guess_key
 from pictorank.puzzles import INVISIBLE_BMP, is_blank
 from pictorank.submission import MAX_ANSWERS
 from pictorank.suggest.rules import MAX_AVOID, MAX_CLUE_LENGTH, MAX_TOP
@@ -122,7 +123,7 @@ class RankRequest(BaseModel):
 
     @model_validator(mode="after")
     def _an_option_is_left(self) -> "RankRequest":
-        if self.options is not None and set(self.options) <= set(self.exclude):
+        if self.options is not None and {guess_key(o) for o in self.options} <= {guess_key(e) for e in self.exclude}:
             raise ValueError("every option is in `exclude`: nothing is left to rank")
         return self
 

@@ -22,7 +22,7 @@ from typing import Sequence
 from pictorank.api.memory import RELEASE_AFTER_ROWS, release_memory
 from pictorank.api.settings import Settings
 from pictorank.encoders import Encoder, Encoders
-from pictorank.lexicon import DEFAULT_PRIOR_WEIGHT, with_prior
+from pictorank.lexicon import DEFAULT_PRIOR_WEIGHT, guess_key, with_prior
 from pictorank.open_play import OpenPlayRanker, VocabularyIndex, data_index, lexicon_index, vocabulary_words
 from pictorank.puzzles import HintVocabulary, load_hints
 from pictorank.query import Query
@@ -205,7 +205,8 @@ class RankingService:
         queries = []
         for i, clue in enumerate(clues):
             options = clue.options if clue.options is not None else found[i]
-            kept = tuple(o for o in options if o not in clue.exclude)
+            excluded = {guess_key(word) for word in clue.exclude}  # as guesses are told apart
+            kept = tuple(o for o in options if guess_key(o) not in excluded)
             queries.append(Query(clue.hints, kept if clue.options is not None else kept[: self.open_vocab_candidates]))
         return queries
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from pictorank.lexicon.words import without_qualifier
+from pictorank.puzzles import visible_text
 
 INFLECTIONS = Path(__file__).resolve().parent / "wordnet" / "inflections.tsv.gz"
 _WORD = re.compile(r"[a-z0-9']+")
@@ -58,7 +59,8 @@ def word_stems(word: str, forms: Mapping[str, frozenset[str]]) -> set[str]:
 
 
 def words_of(text: str) -> list[str]:
-    return _WORD.findall(without_qualifier(text).casefold())
+    """The words of `text` as a reader sees them: invisible characters cannot hide a hint's word."""
+    return _WORD.findall(without_qualifier(visible_text(text)).casefold())
 
 
 def hint_stems(hints: Iterable[str], related: Mapping[str, frozenset[str]] | None = None) -> frozenset[str]:
