@@ -95,7 +95,9 @@ def _value(value: Any) -> str:
     if hasattr(value, "get_secret_value"):
         return "(secret)"
     if isinstance(value, int):
-        return f"`{value:,}`"  # 1,000,000: readable, and no run of digits that looks like a commit hash
+        # 1,000,000: readable, and no run of digits that looks like a commit hash; a port (8000) or a
+        # count under 10,000 is written as it is typed
+        return f"`{value:,}`" if abs(value) >= 10_000 else f"`{value}`"
     return f"`{value}`"
 
 

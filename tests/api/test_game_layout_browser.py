@@ -266,3 +266,29 @@ def test_the_favicon_is_served(server, page):
     icon = page.request.get(server + link)
     assert link == "/favicon.ico" and icon.status == 200 and icon.headers["content-type"].startswith("image/svg+xml")
     page.wait_for_load_state("networkidle")  # the page fixture fails the test on any console error
+
+
+def test_the_verdict_stays_in_view_after_a_pick(server, page, device, vocab):
+    """Focusing "Next" after a pick scrolled the Right/Wrong box above the screen (2 of 3 desktop
+    rounds, 3 of 3 phone rounds). At 390x844 and 1280x800, in Guess and in Clue mode, the verdict
+    is inside the viewport after the pick, and "Next" has the keyboard focus."""
+    if device == "desktop":
+        page.set_viewport_size({"width": 1280, "height": 800})
+    with page.expect_response("**/puzzles/random*"):
+        page.goto(server + "/")
+    with page.expect_response("**/guess"):
+        page.locator("#options button").last.click()
+    expect(page.locator("#verdict")).to_be_visible()
+    _in_view(page, "#verdict")
+    assert page.evaluate("document.activeElement.id") == "next-puzzle"
+
+    clue = {"pictograms": [{**p, "reason": "it says so"} for p in _long_pictograms(vocab)],
+            "rank": 1, "options": 10, "margin": 0.1, "likeness": 1.0, "known": False}
+    page.route("**/clues/*/guess", lambda route: route.fulfill(json={"answer": "babysitter", "clue": clue}))
+    with page.expect_response("**/clues/random"):
+        page.locator("#tab-give").click()
+    expect(page.locator("#give-options button").first).to_be_visible()
+    page.locator("#give-options button").last.click()
+    expect(page.locator("#give-verdict")).to_be_visible()
+    _in_view(page, "#give-verdict")
+    assert page.evaluate("document.activeElement.id") == "give-next"

@@ -274,7 +274,7 @@ async function guess(option) {
   $("guess-confidence").textContent = confidenceText(result.confidence, result.ranking[0], true);
   renderWhy($("guess-why"), result.explanations);
   $("guess-ranking").hidden = false;
-  $("next-puzzle").focus();
+  keepInView(verdict, $("next-puzzle"));
 }
 
 $("new-puzzle").addEventListener("click", newPuzzle);
@@ -645,7 +645,13 @@ function showVerdict(option, word, suggestion) {
   verdict.hidden = false;
   renderGiveWhy(suggestion);
   $("give-explain").hidden = false;
-  $("give-next").focus();
+  keepInView(verdict, $("give-next"));
+}
+
+// After a pick the verdict must stay on screen: focusing "Next" used to scroll it away.
+function keepInView(verdict, next) {
+  next.focus({ preventScroll: true });
+  verdict.scrollIntoView({ block: "nearest" });
 }
 
 function renderGiveWhy(suggestion) {
