@@ -282,6 +282,8 @@ def cmd_lexicon(args: argparse.Namespace) -> int:
     model_dir = Path(args.model)
     if not model_dir.is_dir():
         raise DataError(model_dir, None, None, "model directory not found")
+    if not os.access(model_dir, os.W_OK):  # before minutes of embedding, not after
+        raise DataError(model_dir, None, None, "the model directory is read-only: the lexicon cannot be stored in it")
     files = [Path(f) for f in args.vocabulary] if args.vocabulary is not None else Settings().vocabulary_files
     started = time.perf_counter()
     stored = store_lexicon(model_dir, settings, args.lexicon, args.space, files)

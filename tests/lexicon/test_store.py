@@ -47,7 +47,7 @@ def test_the_searched_space_must_be_embedded() -> None:
 def test_a_folder_without_a_lexicon_has_none_and_a_damaged_one_is_refused(tmp_path) -> None:
     assert store.load(tmp_path) is None
     store.build(tmp_path, _lexicon(), {"ft": Encoder(model=WordHashModel(), model_id="w")}, "ft")
-    path = tmp_path / store.LEXICON_FILE
+    path = store.stored_file(tmp_path)
     path.write_bytes(path.read_bytes()[:-10] + b"0123456789")
     with pytest.raises(ModelError, match="corrupt"):
         store.load(tmp_path)
@@ -96,14 +96,53 @@ def test_gloss_search_vectors_read_a_word_without_a_gloss_by_its_own_base_vector
 
 def test_glosses_that_do_not_fit_their_words_are_refused_even_with_a_matching_hash(tmp_path) -> None:
     store.build(tmp_path, _lexicon(), _encoders(), "ft")
-    path = tmp_path / store.LEXICON_FILE
+    path = store.stored_file(tmp_path)
     with np.load(path) as stored:
         arrays = {name: stored[name] for name in stored.files}
     arrays["gloss_rows"] = arrays["gloss_rows"] + 10  # rows past the last word
     np.savez(path, **arrays)
     config_path = tmp_path / store.LEXICON_CONFIG
     config = json.loads(config_path.read_text())
-    config["files"][store.LEXICON_FILE] = sha256_file(path)
+    config["files"][path.name] = sha256_file(path)
     config_path.write_text(json.dumps(config))
     with pytest.raises(ModelError, match="corrupt lexicon"):
         store.load(tmp_path)
+
+
+def test_a_new_lexicon_replaces_the_old_in_one_step_and_a_killed_write_leaves_one_that_serves(tmp_path) -> None:
+    """The vectors are written beside the old ones under their own name and lexicon.json is
+    switched to them by one rename: stopped after any write, the folder holds a lexicon that
+    loads (the old one or the new), and the next write removes what a killed one left."""
+    import os
+
+    old_words = _lexicon()
+    store.build(tmp_path, old_words, {"base": _encoders()["base"]}, "base")
+    old_file = store.stored_file(tmp_path)
+    new_words = old_words.with_words(["platypus"])
+    writes: list[str] = []
+    real_replace = os.replace
+
+    class Killed(BaseException):
+        pass
+
+    for stop in range(3):  # after the vectors' file, at the switch, after it
+        def replace(source, target, stop=stop):
+            writes.append(str(target))
+            if len(writes) > stop:
+                raise Killed()
+            return real_replace(source, target)
+
+        writes.clear()
+        os.replace = replace
+        try:
+            store.save(tmp_path, store.embed(new_words, {"base": _encoders()["base"]}, "base"))
+        except Killed:
+            pass
+        finally:
+            os.replace = real_replace
+        loaded = store.load(tmp_path)
+        assert loaded is not None and loaded.lexicon.words in (old_words.words, new_words.words)
+    store.save(tmp_path, store.embed(new_words, {"base": _encoders()["base"]}, "base"))
+    assert store.load(tmp_path).lexicon.words == new_words.words
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([store.LEXICON_CONFIG, store.stored_file(tmp_path).name])
+    assert not old_file.exists()

@@ -94,7 +94,7 @@ def test_cli_train_writes_a_model_that_evaluate_uses(tmp_path, data_dir, capsys,
     common = ["--hints", hints, "--cache-dir", str(tmp_path / "cache"), "--quiet"]
     args = ["train", "--train", str(tmp_path / "train.csv"), "--val", str(tmp_path / "val.csv"), "--out", str(tmp_path / "m")]
     assert main(args + common + ["--no-finetune", "--no-lexicon"]) == 0
-    assert not (tmp_path / "m" / "lexicon.npz").exists()
+    assert not (tmp_path / "m" / "lexicon.json").exists()
     out = capsys.readouterr().out
     assert "learned position weights" in out and "train-CV" in out and "held-out val (scored once) score" in out
     metadata = json.loads((tmp_path / "m" / "metadata.json").read_text())
@@ -187,7 +187,7 @@ def test_cli_train_fits_open_plays_ranker_beside_the_lexicon(tmp_path, data_dir,
     args = ["train", "--train", str(tmp_path / "train.csv"), "--val", str(tmp_path / "val.csv"), "--out",
             str(tmp_path / "m"), "--hints", hints, "--cache-dir", str(tmp_path / "cache"), "--quiet", "--no-finetune"]
     assert main(args) == 0
-    assert (tmp_path / "m" / "lexicon.npz").is_file() and (tmp_path / "m" / "open_play" / "ranker.json").is_file()
+    assert (tmp_path / "m" / "lexicon.json").is_file() and (tmp_path / "m" / "open_play" / "ranker.json").is_file()
     service = build_service(Settings(model_dir=tmp_path / "m", hints=hints, vocabulary_files=[tmp_path / "val.csv"],
                                      cache_dir=tmp_path / "cache"))
     assert isinstance(service.open_ranker, OpenPlayRanker)

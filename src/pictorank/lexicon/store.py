@@ -1,12 +1,17 @@
 """A lexicon's embeddings, stored in the model folder beside the encoders that made them:
 
-    lexicon.npz    the words, their Zipf frequencies and their unit vectors in each of the
+    lexicon-<sha>.npz  the words, their Zipf frequencies and their unit vectors in each of the
                    model's spaces (base, and ft when it has a fine-tuned encoder), as int8 with a
                    scale a row (pictorank.encoders.StoredVectors); and the base encoder's vectors
                    of the glosses of the words WordNet defines (pictorank.lexicon.glosses);
                    zip-compressed
     lexicon.json   the lexicon's source and size, the space searched in, each space's encoder id,
-                   and the sha256 of lexicon.npz, checked before the vectors are trusted
+                   and the name and sha256 of the .npz, checked before the vectors are trusted
+
+A new lexicon is written beside the old one under its own name, then lexicon.json is switched to
+it in one step (an atomic rename), then the old file is removed: a write killed at any point
+leaves a folder that serves, the old lexicon or the new. Leftovers of a killed write are removed
+by the next one.
 
 Written by `pictorank train` and `pictorank lexicon --model DIR`, so that a service has the
 faiss index of ~75,000 words at start-up without encoding them (a minute of CPU), and ranks a
@@ -17,6 +22,8 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -30,10 +37,11 @@ from pictorank.errors import ModelError
 from pictorank.lexicon.glosses import gloss_of, read_glosses
 from pictorank.lexicon.words import Lexicon
 
-LEXICON_FILE = "lexicon.npz"
+LEXICON_FILE = "lexicon.npz"  # the name formats 2 and 3 stored the vectors under
 LEXICON_CONFIG = "lexicon.json"
-FORMAT = 3  # vectors of every space, a scale a row; gloss vectors
-READABLE = (2, 3)  # a lexicon stored before glosses has none: open play reads it without
+FORMAT = 4  # vectors of every space, a scale a row; gloss vectors; the .npz named by its digest
+READABLE = (2, 3, 4)  # a lexicon stored before glosses has none: open play reads it without
+_STORED_NAME = re.compile(r"lexicon(-[0-9a-f]{16})?\.npz")  # what lexicon.json may name: nothing outside the folder
 SPACES = ("base", "ft")
 DEFAULT_SPACE = "ft"  # the fine-tuned encoder retrieves answers best (docs/experiments/open-vocabulary.md)
 
@@ -76,10 +84,11 @@ def embed(lexicon: Lexicon, encoders: Mapping[str, Encoder], space: str) -> Stor
 
 
 def save(directory: Path, stored: StoredLexicon) -> Path:
-    """Write lexicon.npz and then lexicon.json (its hash last: a half-written pair never checks out)."""
+    """Write the vectors under a name of their own, switch lexicon.json to them in one step, then
+    remove what the folder held before (see the module's docstring); the new file's path."""
+    _remove_leftovers(directory, keep=stored_file(directory))
     encoded = [w.encode("utf-8") for w in stored.lexicon.words]
-    path = directory / LEXICON_FILE
-    temporary = directory / f".{LEXICON_FILE}.tmp.npz"
+    temporary = directory / ".lexicon.tmp.npz"
     arrays = {f"{name}_{part}": array for name, vectors in stored.vectors.items()
               for part, array in (("codes", vectors.codes), ("scales", vectors.scales))}
     if stored.glosses is not None:
@@ -91,12 +100,35 @@ def save(directory: Path, stored: StoredLexicon) -> Path:
     np.savez_compressed(temporary, words_utf8=np.frombuffer(b"".join(encoded), dtype=np.uint8),
                         word_ends=np.cumsum([len(e) for e in encoded], dtype=np.int64),
                         zipf=stored.lexicon.zipf.astype(np.float32), **arrays)
-    temporary.replace(path)
-    write_json(directory / LEXICON_CONFIG, {
+    digest = sha256_file(temporary)
+    path = directory / f"lexicon-{digest[:16]}.npz"
+    os.replace(temporary, path)
+    config = directory / f".{LEXICON_CONFIG}.tmp"
+    write_json(config, {
         "format": FORMAT, "source": stored.lexicon.source, "size": len(stored.lexicon), "space": stored.space,
-        "encoders": dict(stored.encoder_ids), "files": {LEXICON_FILE: sha256_file(path)},
+        "encoders": dict(stored.encoder_ids), "files": {path.name: digest},
     })
+    os.replace(config, directory / LEXICON_CONFIG)  # the switch
+    _remove_leftovers(directory, keep=path)
     return path
+
+
+def stored_file(directory: Path) -> Path | None:
+    """The vectors' file lexicon.json names (None without a readable config or with a name that
+    is not one pictorank writes)."""
+    try:
+        files = read_json(directory / LEXICON_CONFIG).get("files")
+    except (ModelError, OSError, AttributeError):
+        return None
+    names = list(files) if isinstance(files, dict) else []
+    return directory / names[0] if len(names) == 1 and _STORED_NAME.fullmatch(str(names[0])) else None
+
+
+def _remove_leftovers(directory: Path, keep: Path | None) -> None:
+    """Remove the vectors no config names and the temporary files of a killed write."""
+    for path in [*directory.glob("lexicon*.npz"), *directory.glob(".lexicon*.tmp*")]:
+        if path != keep and (path.name.startswith(".") or _STORED_NAME.fullmatch(path.name)):
+            path.unlink(missing_ok=True)
 
 
 def build(directory: Path, lexicon: Lexicon, encoders: Mapping[str, Encoder], space: str) -> StoredLexicon:
@@ -121,7 +153,7 @@ def load(directory: Path) -> StoredLexicon | None:
     if not config_path.is_file():
         return None
     states = []
-    for path in (config_path, directory / LEXICON_FILE):
+    for path in (config_path, stored_file(directory) or directory / LEXICON_FILE):
         try:
             state = path.stat()
             states.append((state.st_ino, state.st_mtime_ns, state.st_size))
@@ -147,8 +179,10 @@ def _load(directory: Path, states: tuple) -> StoredLexicon | None:
     if (not isinstance(encoder_ids, dict) or not encoder_ids or set(encoder_ids) - set(SPACES)
             or config.get("space") not in encoder_ids):
         raise ModelError(f"{config_path}: not a lexicon config (its spaces and the searched one expected)")
-    path = directory / LEXICON_FILE
-    if not path.is_file() or sha256_file(path) != config["files"].get(LEXICON_FILE):
+    path = stored_file(directory)
+    if path is None:
+        raise ModelError(f"{config_path}: must name one lexicon file of this folder; {rebuild}")
+    if not path.is_file() or sha256_file(path) != config["files"][path.name]:
         raise ModelError(f"{path}: missing or corrupt (sha256 differs from {LEXICON_CONFIG}'s); {rebuild}")
     try:
         with np.load(path, allow_pickle=False) as arrays:
