@@ -98,7 +98,7 @@ def test_corrupt_cache_file_is_re_encoded(tmp_path: Path, content: bytes) -> Non
     assert Encoder(model=StubModel(fail=True), model_id="stub", cache_dir=tmp_path).encode(["seal"]).shape == (1, 8)
 
 
-def test_real_model_disk_cache(base_model: object, tmp_path: Path) -> None:
+def test_real_model_disk_cache(base_model: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     texts = ["animal; water mammal; hair", "seal", "sunflower"]
     first = Encoder(model=base_model, model_id="real", cache_dir=tmp_path)
     vectors = first.encode(texts)
@@ -106,7 +106,8 @@ def test_real_model_disk_cache(base_model: object, tmp_path: Path) -> None:
     assert vectors.shape == (3, 384)
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
     assert float(vectors[0] @ vectors[1]) > float(vectors[0] @ vectors[2])  # seal is the clue's answer
-    second = Encoder(model=StubModel(fail=True), model_id="real", cache_dir=tmp_path)
+    monkeypatch.setattr(base_model, "encode", StubModel(fail=True).encode)  # the same model, which must not run
+    second = Encoder(model=base_model, model_id="real", cache_dir=tmp_path)
     np.testing.assert_array_equal(second.encode(texts), vectors)
     assert second.encoded_count == 0
 

@@ -162,8 +162,9 @@ def test_onnx_rankings_match_pytorchs_within_the_issues_tolerance(small_learned,
     torch_result = evaluate_rankings(held, [r.options for r in small_learned.rank(queries)])["overall"]
     onnx = load_ranker(saved_int8, encoder=encoder)
     onnx_result = evaluate_rankings(held, [r.options for r in onnx.rank(queries)])["overall"]
-    # issue 11 allows 0.002 score and 0.01 Hits@1 on all of val; this slice is a third of it.
-    assert abs(onnx_result["score"] - torch_result["score"]) <= 0.006
+    # issue 11 allows 0.002 score and 0.01 Hits@1 on all of val; this slice holds three quarters
+    # of it and a model fitted on PyTorch's vectors: at most three puzzles' score either way.
+    assert abs(onnx_result["score"] - torch_result["score"]) <= 3 / len(held)
     assert abs(onnx_result["hits@1"] - torch_result["hits@1"]) <= 0.03
 
 
@@ -290,7 +291,7 @@ def test_a_model_folder_writes_the_same_submission_whatever_its_cache_saw(saved_
     predict("other", "cache-b", "other-first.csv")
     after_other = predict("input", "cache-b", "after-other.csv")
     assert empty == warm == after_other
-    by_id = sorted(predict("shuffled", "cache-c", "shuffled.csv").decode().splitlines()[1:])
+    by_id = sorted(predict("shuffled", "cache-c", "shuffled-out.csv").decode().splitlines()[1:])
     assert by_id == sorted(empty.decode().splitlines()[1:])
 
 

@@ -171,7 +171,6 @@ def test_impossible_bag_settings_are_refused(small_tables, small_config, change)
 def test_cli_train_fits_open_plays_ranker_beside_the_lexicon(tmp_path, data_dir, monkeypatch):
     """With its lexicon, `pictorank train` also fits open play's ranker, which the model's service
     then uses for clues without options (a small lexicon stands in for WordNet's 75,000 words)."""
-    from pictorank import cli
     from pictorank.api.service import build_service
     from pictorank.api.settings import Settings
     from pictorank.lexicon import Lexicon, without_qualifier
@@ -182,7 +181,8 @@ def test_cli_train_fits_open_plays_ranker_beside_the_lexicon(tmp_path, data_dir,
     _slice(data_dir / "val.csv", tmp_path / "val.csv", 40)
     words = sorted({without_qualifier(w) for p in load_puzzles(tmp_path / "train.csv") for w in (*p.options, p.answer)})
     lexicon = Lexicon(tuple(words), np.linspace(2.0, 5.0, len(words)).astype(np.float32), "wordnet")
-    monkeypatch.setattr(cli, "load_lexicon", lambda name: lexicon)
+    monkeypatch.setattr("pictorank.open_play.index.load_lexicon", lambda name: lexicon)  # the lexicon stage
+    monkeypatch.setattr("pictorank.train.pipeline.load_lexicon", lambda name: lexicon)  # open play's stage
     hints = str(data_dir / "hint_descriptions.csv")
     args = ["train", "--train", str(tmp_path / "train.csv"), "--val", str(tmp_path / "val.csv"), "--out",
             str(tmp_path / "m"), "--hints", hints, "--cache-dir", str(tmp_path / "cache"), "--quiet", "--no-finetune"]

@@ -12,7 +12,19 @@ from pictorank.ranker.base import Ranker
 from pictorank.ranker.calibration import shipped_calibrator
 
 
-class SeedRanker(Ranker):
+class _OneEncoderRanker(Ranker):
+    """A ranker of one encoder and no fitting: its confidence comes from the calibration shipped
+    for its method (fitted on the bundled train set)."""
+
+    def __init__(self, encoder: Encoder | None = None) -> None:
+        self.encoder = encoder or Encoder()
+        self.calibrator = shipped_calibrator(self.method)
+
+    def encoders(self) -> list[Encoder]:
+        return [self.encoder]
+
+
+class SeedRanker(_OneEncoderRanker):
     """The task statement's baseline, reproduced as the reference.
 
     One row at a time, as the task's script does: the hints wrapped in a tagged template are
@@ -20,13 +32,6 @@ class SeedRanker(Ranker):
     """
 
     method = "seed"
-
-    def __init__(self, encoder: Encoder | None = None) -> None:
-        self.encoder = encoder or Encoder()
-        self.calibrator = shipped_calibrator(self.method)  # fitted on the bundled train set
-
-    def encoders(self) -> list[Encoder]:
-        return [self.encoder]
 
     def score(self, queries: Sequence[Query]) -> list[np.ndarray]:
         scores = []
@@ -36,7 +41,7 @@ class SeedRanker(Ranker):
         return scores
 
 
-class CosineRanker(Ranker):
+class CosineRanker(_OneEncoderRanker):
     """Options ranked by cosine similarity to the clue's descriptions joined into one string.
 
     Joined text beats every position-weighted pooling of separate hint embeddings on train
@@ -44,13 +49,6 @@ class CosineRanker(Ranker):
     """
 
     method = "cosine"
-
-    def __init__(self, encoder: Encoder | None = None) -> None:
-        self.encoder = encoder or Encoder()
-        self.calibrator = shipped_calibrator(self.method)  # fitted on the bundled train set
-
-    def encoders(self) -> list[Encoder]:
-        return [self.encoder]
 
     def score(self, queries: Sequence[Query]) -> list[np.ndarray]:
         # Encode every distinct string of the whole batch at once, then rank with numpy.

@@ -88,6 +88,18 @@ def finetuned_encoder(
     return model, served_encoder(model, model_id, "ft", config.quantization, cache_dir), reused
 
 
+def fold_extractor(inside: Sequence[Query], base_encoder: Encoder, config: TrainConfig,
+                   log: Log) -> tuple[FeatureExtractor, Encoder | None, bool]:
+    """The extractor of a fold: fitted on the clues `inside` it, over the fold encoder fine-tuned
+    on them (None without fine-tuning); and whether that encoder came from the fine-tuning cache.
+    Every stage that scores held-out clues (the ranker's tables, the unfamiliar rows, open play's
+    rows) takes its fold encoders here, so a fold's encoder is fine-tuned once per run at most."""
+    ft, reused = None, False
+    if config.finetune:
+        _, ft, reused = finetuned_encoder(inside, config.oof_epochs, config, base_encoder.cache_dir, log)
+    return FeatureExtractor(base_encoder, ft).fit(inside), ft, reused
+
+
 def finetuned_model_id(model: Any) -> str:
     """The fine-tuned encoder's id (its weights' digest), as the saved model names it."""
     return f"finetuned-{weights_digest(model)}"
@@ -105,11 +117,8 @@ def oof_features(
         inside = [q for q, f in zip(queries, folds) if f != k]
         held = [i for i, f in enumerate(folds) if f == k]
         log(f"OOF fold {k + 1}/{config.folds}: fit on {len(inside)} clues, features for {len(held)}")
-        ft = None
-        if config.finetune:
-            _, ft, reused = finetuned_encoder(inside, config.oof_epochs, config, base_encoder.cache_dir, log)
-            reused_count += reused
-        extractor = FeatureExtractor(base_encoder, ft).fit(inside)
+        extractor, _, reused = fold_extractor(inside, base_encoder, config, log)
+        reused_count += reused
         table = extractor.transform([queries[i] for i in held])
         for encoder in extractor.encoders().values():
             encoder.flush()  # a retraining with the same fold encoder reads them back
@@ -184,11 +193,8 @@ def unfamiliar_features(
             continue
         rows = [_with_options_from(queries[i], pool, rng) for i in held]
         log(f"unfamiliar group {g + 1}/{groups}: fit on {len(inside)} clues of other answer kinds, features for {len(held)}")
-        ft = None
-        if config.finetune:
-            _, ft, reused = finetuned_encoder(inside, config.oof_epochs, config, base_encoder.cache_dir, log)
-            reused_count += reused
-        extractor = FeatureExtractor(base_encoder, ft).fit(inside)
+        extractor, _, reused = fold_extractor(inside, base_encoder, config, log)
+        reused_count += reused
         descriptions = sorted({h for q in inside for h in q.hints})
         hidden = random.Random(config.seed + g).sample(descriptions, int(len(descriptions) * config.hidden_descriptions))
         tables.append(extractor.forgetting(hidden).transform(rows))

@@ -25,7 +25,6 @@ import pandas as pd
 
 from pictorank.encoders import Encoder, StoredVectors
 from pictorank.errors import UsageError
-from pictorank.features import FeatureExtractor
 from pictorank.lexicon import Lexicon, guess_key, matches, without_qualifier
 from pictorank.lexicon import store as lexicon_store
 from pictorank.open_play import (DEFAULT_CANDIDATES, OPEN_PLAY_COLUMNS, OpenPlayRanker, VocabularyIndex,
@@ -35,7 +34,7 @@ from pictorank.ranker import LearnedRanker
 from pictorank.train.config import Log, TrainConfig
 from pictorank.train.estimate import answer_ranks, blended
 from pictorank.train.lambdamart import cv_select, fit_bag, held_out_scores
-from pictorank.train.oof import as_served, finetuned_encoder, query_folds
+from pictorank.train.oof import as_served, fold_extractor, query_folds
 
 @dataclass
 class OpenPlayTables:
@@ -68,8 +67,7 @@ def open_play_tables(train: Sequence[Query], lexicon: Lexicon, base_encoder: Enc
         held = [q for q, f in zip(train, folds) if f == k and without_qualifier(q.answer or "").casefold() in keys]
         if not held or not inside:
             continue
-        ft = finetuned_encoder(inside, config.oof_epochs, config, base_encoder.cache_dir, log)[1] \
-            if config.finetune else None
+        extractor, ft, _ = fold_extractor(inside, base_encoder, config, log)
         space = ft or base_encoder
         stored = lexicon_store.embed(lexicon, {"space": space}, "space")
         space.know(stored.vectors["space"])  # the candidates' vectors, as a served model's encoders know them
@@ -77,7 +75,7 @@ def open_play_tables(train: Sequence[Query], lexicon: Lexicon, base_encoder: Enc
                                            glosses if search_glosses else None, base_encoder)
         found = index.candidates([q.hints for q in held], candidates, base_encoder)
         rows = [Query(q.hints, tuple(words), q.answer) for q, words in zip(held, found)]
-        table = FeatureExtractor(base_encoder, ft).fit(inside).transform(rows)
+        table = extractor.transform(rows)
         tables.append(add_open_play_columns(table, rows, zipf, base_encoder, glosses, column_names(glosses is not None)))
         queries += rows
         clue_folds += [k] * len(rows)
