@@ -64,6 +64,9 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     service: RankingService = app.state.service
     if not service.ready:
         await anyio.to_thread.run_sync(service.self_test)
+    train = app.state.settings.suggest_train
+    if app.state.clues is None and (train is None or not train.is_file()):
+        app.state.clues = build_clue_giver(app.state.settings, service)  # off, and says why: no wait
     builder = _build_clue_giver_in_background(app, service) if app.state.clues is None else None
     yield
     if builder is not None and builder[0].is_alive():
@@ -74,10 +77,10 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 
 def _build_clue_giver_in_background(app: FastAPI, service: RankingService) -> tuple[threading.Thread, threading.Event]:
-    """The clue model is read from the cache quickly, but a first start fits it (far slower),
-    and /rank must not wait for that: /ready answers once the ranker is
-    ready, and /suggest answers 503 "still loading" until the clue-giver is built. The fit shares
-    the service's encoder under the service's lock (pictorank.api.clues)."""
+    """The clue model is read back from the model folder or the cache, or on a first start with
+    other training puzzles fitted (far slower); /rank answers meanwhile, /suggest answers 503
+    "still loading", and /ready waits for it (pictorank.api.routes.operations.loading_parts). The
+    fit shares the service's encoder under the service's lock (pictorank.api.clues)."""
 
     stop = threading.Event()
 

@@ -223,6 +223,9 @@ class HintsResponse(BaseModel):
 class Health(BaseModel):
     status: Literal["ok", "loading"]
     model: str | None = None
+    loading: list[Literal["rank", "suggest"]] = Field(
+        default_factory=list, description="the parts still loading: `rank` (the model, /rank and the game), `suggest` "
+        "(the clue-giver, /suggest and Clue mode); /ready answers 200 once none is")
     lexicon_size: int | None = Field(None, description="words a clue without options is guessed from (0: that mode is off)")
     lexicon_source: str | None = Field(None, description="where those words come from: `wordnet` (the English "
                                        "lexicon, with the data's words), a word list's path, or `data` (the data's words only)")

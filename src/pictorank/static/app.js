@@ -690,6 +690,6 @@ document.addEventListener("keydown", (event) => {
 // ---------------------------------------------------------------------------------------------
 
 if (TOUCH) $("hint-search-help").textContent = "Type to search, then tap a result to add it to the clue.";
-api("GET", "/ready").then((r) => { $("model-name").textContent = `Model: ${r.model}`; }).catch(() => {});
+api("GET", "/health").then((r) => { if (r.model) $("model-name").textContent = `Model: ${r.model}`; }).catch(() => {});
 renderClue();
 newPuzzle();
