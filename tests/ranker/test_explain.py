@@ -70,3 +70,25 @@ def test_learned_explanation_groups_add_up_and_hints_share_the_similarity():
 def test_learned_explanation_with_no_positive_similarity_shares_equally():
     e = learned_explanation("x", ("a", "b"), ["ft_cos_mean"], np.array([-0.4, 0.0]), np.array([-0.1, -0.3]))
     assert e.pulls == pytest.approx((-0.2, -0.2))
+
+
+def test_a_repeated_pictogram_is_one_hint_of_the_explanation() -> None:
+    """"intensity, intensity" (very intense): the learned ranker's first-hint and last-hint columns
+    gave the two copies pulls of opposite signs, and the page said "closest to 'intensity'" beside
+    "intensity pulls it down". A repeated hint is now one, its pulls added up (cosines: once)."""
+    import numpy as np
+
+    from pictorank.ranker.explain import learned_explanation, similarity_explanation
+
+    hints = ["feeling, emotion", "intensity", "intensity"]
+    names = ["base_hint_first", "base_hint_last", "base_joined"]
+    contributions = np.array([0.1, -0.3, 0.5, 0.0])  # first hint, last hint, whole clue, bias
+    sims = np.array([0.2, 0.6, 0.6])
+    explanation = learned_explanation("passion", hints, names, contributions, sims)
+    assert explanation.hints == ("feeling, emotion", "intensity")
+    assert sum(explanation.pulls) == pytest.approx(0.3)  # the similarity group, split over two hints
+    plain = similarity_explanation("passion", hints, sims, 0.5)
+    assert plain.hints == ("feeling, emotion", "intensity") and plain.pulls == pytest.approx((0.2, 0.6))
+    for e in (explanation, plain):
+        if "closest to 'intensity'" in e.summary:
+            assert e.pulls[1] > 0

@@ -115,5 +115,9 @@ def test_every_reason_a_sentence_names_has_a_positive_contribution(small_learned
             for i, hint in enumerate(query.hints):
                 if f"closest to '{_short(hint)}'" in e.summary:
                     assert max(e.pulls) > 0 and e.pulls[int(np.argmax(e.pulls))] > 0, e
+                    # the hint named closest is never also shown pulling the word down (a repeated
+                    # pictogram, "intensity, intensity", was shown with one pull of each sign)
+                    assert all(p >= 0 for h, p in zip(e.hints, e.pulls) if _short(h) == _short(hint)), e
                     named += 1
+            assert len(e.hints) == len(set(e.hints)) == len(e.pulls), e
     assert named > 0

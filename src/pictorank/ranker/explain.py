@@ -23,6 +23,10 @@ one short sentence ("sun + flower spell it; closest to 'flower'").
   proportion to each hint's positive cosine to the option. Group totals are exact; the split of
   the whole-clue columns is an allocation, chosen because those columns move with the hints'
   similarities.
+
+A pictogram a clue repeats ("intensity, intensity": very intense) is one hint of the
+explanation: its pulls are added up (the learned ranker's) or taken once (a cosine, the same for
+each), so the sentence and the arrows beside it always speak of the same pull.
 """
 
 from __future__ import annotations
@@ -70,10 +74,19 @@ def hint_similarities(option_vectors: np.ndarray, hint_vectors: np.ndarray) -> n
     return np.asarray(option_vectors, dtype=np.float64) @ np.asarray(hint_vectors, dtype=np.float64).T
 
 
+def merged_hints(hints: Sequence[str], pulls: Sequence[float], add: bool) -> tuple[tuple[str, ...], tuple[float, ...]]:
+    """Each distinct hint once, in its first place, with its pulls added up (`add`) or its first
+    pull (a cosine, the same wherever the hint stands)."""
+    merged: dict[str, float] = {}
+    for hint, pull in zip(hints, pulls):
+        merged[hint] = merged.get(hint, 0.0) + float(pull) if add else merged.get(hint, float(pull))
+    return tuple(merged), tuple(merged.values())
+
+
 def similarity_explanation(option: str, hints: Sequence[str], sims: np.ndarray, score: float) -> Explanation:
     """The unlearned rankers' explanation: each hint's cosine to the option."""
-    pulls = tuple(float(s) for s in sims)
-    return Explanation(option, tuple(hints), pulls, {"similarity": float(score)}, summary_sentence(option, hints, pulls))
+    shown, pulls = merged_hints(hints, sims, add=False)
+    return Explanation(option, shown, pulls, {"similarity": float(score)}, summary_sentence(option, shown, pulls))
 
 
 def learned_explanation(
@@ -90,9 +103,9 @@ def learned_explanation(
             pulls += _hint_allocation(name, len(hints), share) * float(value)
     groups["baseline"] = float(contributions[-1])
     taught = groups["train_clues"] > max(groups["similarity"], groups["spelling"], 0.0)
-    summary = summary_sentence(option, hints, tuple(pulls), taught=taught, spelling=groups["spelling"])
-    pulls_out = tuple(float(p) for p in pulls)
-    return Explanation(option, tuple(hints), pulls_out, {k: round(v, 6) for k, v in groups.items()}, summary)
+    shown, merged = merged_hints(hints, pulls, add=True)
+    summary = summary_sentence(option, shown, merged, taught=taught, spelling=groups["spelling"])
+    return Explanation(option, shown, merged, {k: round(v, 6) for k, v in groups.items()}, summary)
 
 
 def _similarity_shares(sims: np.ndarray) -> np.ndarray:
