@@ -317,3 +317,19 @@ def _puzzles(start: int, stop: int):
     from pictorank.puzzles import load_hints, load_puzzles
 
     return load_puzzles(DATA / "val.csv", load_hints(DATA / "hint_descriptions.csv"))[start:stop]
+
+
+def test_ranker_json_cannot_swap_exports_or_boosters(saved_int8, tmp_path, encoder):
+    """ranker.json is not among the hashed files: its runtime spaces must be where the model
+    writes them (onnx/base pointing at onnx/ft passed every check), and its booster count must
+    be the boosters the folder lists (a count of 3 for 10 was taken silently)."""
+    target = tmp_path / "model"
+    for change, message in ((lambda c: c["runtime"]["spaces"].__setitem__("base", "onnx/ft"), "must be onnx/base"),
+                            (lambda c: c["params"].__setitem__("boosters", 2), "lists 3 booster files")):
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(saved_int8, target)
+        config = json.loads((target / "ranker.json").read_text())
+        change(config)
+        (target / "ranker.json").write_text(json.dumps(config))
+        with pytest.raises(ModelError, match=message):
+            load_ranker(target, encoder=encoder)

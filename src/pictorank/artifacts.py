@@ -123,7 +123,10 @@ def inside(directory: Path, name: Any, where: Path) -> Path:
 
 
 def read_json(path: Path) -> Any:
-    """A model directory's JSON file; a missing or unreadable one is a ModelError naming it."""
+    """A model directory's JSON file; a missing or unreadable one is a ModelError naming it. Only a
+    regular file is read: a FIFO or a device in its place would hang the reader."""
+    if path.exists() and not path.is_file():
+        raise ModelError(f"{path}: not a regular file")
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:  # nested too deep

@@ -146,3 +146,26 @@ def test_a_new_lexicon_replaces_the_old_in_one_step_and_a_killed_write_leaves_on
     assert store.load(tmp_path).lexicon.words == new_words.words
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([store.LEXICON_CONFIG, store.stored_file(tmp_path).name])
     assert not old_file.exists()
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda a: a.update(words_utf8=np.frombuffer(b"do|g" + a["words_utf8"].tobytes()[3:], np.uint8)), "cannot be an option"),
+    (lambda a: a["base_scales"].__setitem__(0, np.nan), "scales"),
+    (lambda a: a.update(zipf=a["zipf"][:-1]), "frequencies"),
+    (lambda a: a.update(gloss_rows=a["gloss_rows"] - 10), "corrupt lexicon"),
+])
+def test_a_hand_made_lexicon_with_its_hash_recomputed_is_still_checked(tmp_path, damage, message) -> None:
+    """A word holding '|' broke `answer`, NaN scales were served, mismatched lengths ended in
+    tracebacks: what the arrays hold is checked where they are read, not only their hash."""
+    store.build(tmp_path, _lexicon(), _encoders(), "ft")
+    path = store.stored_file(tmp_path)
+    with np.load(path) as stored:
+        arrays = {name: stored[name].copy() for name in stored.files}
+    damage(arrays)
+    np.savez(path, **arrays)
+    config_path = tmp_path / store.LEXICON_CONFIG
+    config = json.loads(config_path.read_text())
+    config["files"][path.name] = sha256_file(path)
+    config_path.write_text(json.dumps(config))
+    with pytest.raises(ModelError, match=message):
+        store.load(tmp_path)

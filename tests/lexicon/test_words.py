@@ -57,3 +57,39 @@ def test_added_words_borrow_the_frequency_of_their_plain_form() -> None:
     merged = lexicon.with_words(["library (building)", "dog", "zorb"])
     assert merged.frequencies() == {"dog": 5.0, "library": 4.0, "library (building)": 4.0, "zorb": 4.0}
     assert merged.source == "test"
+
+
+def test_a_word_list_is_checked_where_it_is_read(tmp_path, monkeypatch) -> None:
+    """A 256 MB one-line list passed 8 GB of memory; a 16-million-character "word" came back in
+    answers: size, word length, word count and frequencies are checked before anything is
+    embedded, and a FIFO is refused rather than read."""
+    import os
+
+    import pictorank.lexicon.words as words
+
+    long_line = tmp_path / "long.tsv"
+    long_line.write_text("x" * 5000 + "\n", encoding="utf-8")
+    with pytest.raises(DataError, match="5,000 characters long"):
+        load_lexicon(str(long_line))
+    nan = tmp_path / "nan.tsv"
+    nan.write_text("dog\tnan\n", encoding="utf-8")
+    with pytest.raises(DataError, match="not a finite number"):
+        load_lexicon(str(nan))
+    bom = tmp_path / "bom.tsv"
+    bom.write_text("\ufeffdog\t3\n", encoding="utf-8")
+    assert load_lexicon(str(bom)).words == ("dog",)
+    monkeypatch.setattr(words, "MAX_LIST_BYTES", 100)
+    big = tmp_path / "big.tsv"
+    big.write_text("word\n" * 50, encoding="utf-8")
+    with pytest.raises(DataError, match="at most 100"):
+        load_lexicon(str(big))
+    monkeypatch.setattr(words, "MAX_LIST_BYTES", 10_000)
+    monkeypatch.setattr(words, "MAX_LIST_WORDS", 3)
+    many = tmp_path / "many.tsv"
+    many.write_text("a\nb\nc\nd\n", encoding="utf-8")
+    with pytest.raises(DataError, match="more than 3 words"):
+        load_lexicon(str(many))
+    fifo = tmp_path / "fifo.tsv"
+    os.mkfifo(fifo)
+    with pytest.raises(DataError, match="not a regular file"):
+        load_lexicon(str(fifo))

@@ -192,12 +192,34 @@ def _load(directory: Path, states: tuple) -> StoredLexicon | None:
             zipf = arrays["zipf"].astype(np.float32)
             vectors = {name: StoredVectors(words, arrays[f"{name}_codes"], arrays[f"{name}_scales"])
                        for name in encoder_ids}
-            glosses = (StoredVectors([words[i] for i in arrays["gloss_rows"].tolist()], arrays["gloss_codes"],
-                                     arrays["gloss_scales"]) if "gloss_rows" in arrays else None)
+            rows = arrays["gloss_rows"].tolist() if "gloss_rows" in arrays else None
+            if rows is not None and any(not 0 <= i < len(words) for i in rows):
+                raise IndexError("gloss rows outside the words")
+            glosses = (StoredVectors([words[i] for i in rows], arrays["gloss_codes"], arrays["gloss_scales"])
+                       if rows is not None else None)
     except (OSError, ValueError, KeyError, IndexError, EOFError, UnicodeDecodeError) as exc:
         raise ModelError(f"{path}: corrupt lexicon ({type(exc).__name__}: {exc})") from None
+    _check_arrays(path, words, zipf, [*vectors.values(), *([glosses] if glosses is not None else [])])
+    if glosses is not None and "base" in vectors and glosses.codes.shape[1] != vectors["base"].codes.shape[1]:
+        raise ModelError(f"{path}: corrupt lexicon (the glosses' vectors are not the base space's width)")
     lexicon = Lexicon(words, zipf, str(config.get("source", "unknown")))
     return StoredLexicon(lexicon, vectors, config["space"], {k: str(v) for k, v in encoder_ids.items()}, glosses)
+
+
+def _check_arrays(path: Path, words: Sequence[str], zipf: np.ndarray, stored: Sequence[StoredVectors]) -> None:
+    """What a hand-made lexicon.npz with its hash recomputed could still get wrong, refused:
+    words that could not be options (blank, '|', too long, repeated), frequencies or scales that
+    are not finite."""
+    from pictorank.lexicon.words import MAX_WORD_CHARACTERS
+
+    bad = next((w for w in words if not w.strip() or "|" in w or len(w) > MAX_WORD_CHARACTERS), None)
+    if bad is not None or len(set(words)) != len(words):
+        what = f"the word {bad[:40]!r} cannot be an option" if bad is not None else "a word is stored twice"
+        raise ModelError(f"{path}: corrupt lexicon ({what})")
+    if zipf.shape != (len(words),) or not np.isfinite(zipf).all():
+        raise ModelError(f"{path}: corrupt lexicon (the frequencies are not one finite number a word)")
+    if any(not np.isfinite(vectors.scales).all() or (vectors.scales <= 0).any() for vectors in stored):
+        raise ModelError(f"{path}: corrupt lexicon (scales that are not finite and positive)")
 
 
 def know_stored(directory: Path, encoders: Mapping[str, Encoder | None]) -> StoredLexicon | None:

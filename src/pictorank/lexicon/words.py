@@ -13,6 +13,7 @@ lexicon has it (which matches every qualified answer).
 from __future__ import annotations
 
 import gzip
+import io
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,28 +78,66 @@ class Lexicon:
         return Lexicon(words, zipf, self.source)
 
 
+MAX_LIST_BYTES = 64 * 1024 * 1024  # a word list's size on disk (the vendored one: under 1 MB gzipped)
+MAX_LIST_WORDS = 500_000  # words a list may hold: each is embedded when a service starts
+MAX_WORD_CHARACTERS = 100  # as an option's: a word is guessed back as an option
+
+
 def read_table(path: Path, source: str) -> Lexicon:
     """A word list: one word a line, optionally a tab and its Zipf frequency (more columns are
-    ignored); gzip-compressed when the name ends in .gz. A word without a frequency gets 0."""
+    ignored); gzip-compressed when the name ends in .gz. A word without a frequency gets 0.
+
+    Checked where it is read, before anything is embedded: a regular file of at most
+    MAX_LIST_BYTES (and as much unpacked), at most MAX_LIST_WORDS words of at most
+    MAX_WORD_CHARACTERS, finite frequencies; a leading byte-order mark is dropped. Anything else
+    is a DataError naming the file (and the line)."""
+    raw = _read_list(path)
     try:
-        raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
-        lines = raw.decode("utf-8").splitlines()
-    except (OSError, EOFError, gzip.BadGzipFile, UnicodeDecodeError) as exc:
-        raise DataError(path, None, None, f"cannot read the lexicon ({exc})") from None
+        lines = raw.decode("utf-8").removeprefix("\ufeff").splitlines()
+    except UnicodeDecodeError as exc:
+        raise DataError(path, None, None, f"cannot read the word list ({exc})") from None
     zipf: dict[str, float] = {}
     for number, line in enumerate(lines, start=1):
         fields = line.split("\t")
         word = fields[0].strip()
         if not word or "|" in word:
             continue
+        if len(word) > MAX_WORD_CHARACTERS:
+            raise DataError(path, number, "word", f"{len(word):,} characters long; a word has at most {MAX_WORD_CHARACTERS}")
         try:
-            zipf[word] = float(fields[1]) if len(fields) > 1 and fields[1].strip() else 0.0
+            frequency = float(fields[1]) if len(fields) > 1 and fields[1].strip() else 0.0
         except ValueError:
             raise DataError(path, number, "frequency", f"not a number: {fields[1][:40]!r}") from None
+        if not np.isfinite(frequency):
+            raise DataError(path, number, "frequency", f"not a finite number: {fields[1][:40]!r}")
+        zipf[word] = frequency
+        if len(zipf) > MAX_LIST_WORDS:
+            raise DataError(path, number, None, f"more than {MAX_LIST_WORDS:,} words; split the list or keep the common ones")
     if not zipf:
         raise DataError(path, None, None, "the lexicon names no words")
     words = tuple(sorted(zipf))
     return Lexicon(words, np.array([zipf[w] for w in words], dtype=np.float32), source)
+
+
+def _read_list(path: Path) -> bytes:
+    """The list's bytes (unpacked when gzipped), refused before reading when it is no regular
+    file (a FIFO or a device would hang the read) or larger than MAX_LIST_BYTES."""
+    try:
+        if path.exists() and not path.is_file():
+            raise DataError(path, None, None, "not a regular file: give a word list, one word a line")
+        size = path.stat().st_size
+        if size > MAX_LIST_BYTES:
+            raise DataError(path, None, None, f"{size:,} bytes; a word list has at most {MAX_LIST_BYTES:,}")
+        raw = path.read_bytes()
+        if path.suffix != ".gz":
+            return raw
+        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as unpacked:
+            data = unpacked.read(MAX_LIST_BYTES + 1)
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise DataError(path, None, None, f"cannot read the word list ({exc})") from None
+    if len(data) > MAX_LIST_BYTES:
+        raise DataError(path, None, None, f"more than {MAX_LIST_BYTES:,} bytes unpacked; a word list has at most that")
+    return data
 
 
 def default_lexicon() -> Lexicon:

@@ -20,6 +20,7 @@ import numpy as np
 from pictorank.encoders import Encoder, Encoders, StoredVectors
 from pictorank.errors import DataError, UsageError
 from pictorank.lexicon import Lexicon, load_lexicon, playable
+from pictorank.lexicon.words import read_table
 from pictorank.lexicon import store as lexicon_store
 from pictorank.puzzles import load_puzzles
 from pictorank.query import joined_text
@@ -132,12 +133,8 @@ def vocabulary_words(puzzle_files: Sequence[Path], word_list: Path | None) -> li
     for path in puzzle_files:
         for puzzle in load_puzzles(path):
             words.update(puzzle.options)
-    if word_list is not None:
-        try:
-            lines = word_list.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise DataError(word_list, None, None, f"cannot read the word list ({exc})") from None
-        words.update(line.strip() for line in lines if line.strip() and "|" not in line)
+    if word_list is not None:  # read and checked as a lexicon's word list is (size, lines, words)
+        words.update(read_table(word_list, str(word_list)).words)
     return sorted(words)
 
 

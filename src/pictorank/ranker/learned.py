@@ -27,6 +27,7 @@ pictorank.open_play) and the clue-giver's model (pictorank.suggest).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -296,6 +297,9 @@ class LearnedRanker(Ranker):
                 else encoders.finetuned.model
         count = _booster_count(_required(params, "boosters", where), where)
         _check_listed(config["files"], [BOOSTER_FILE.format(i) for i in range(count)], where)
+        listed = {name for name in config["files"] if re.fullmatch(BOOSTER_FILE.format(r"\d+"), name)}
+        if len(listed) != count:  # boosters left out would change every score, silently
+            raise ModelError(f"{where}: params.boosters is {count}, the folder lists {len(listed)} booster files")
         booster = BoosterBag.load(directory, count)
         if booster.feature_name() != names:
             raise ModelError(f"{directory}: the boosters' features differ from {CONFIG_FILE}")

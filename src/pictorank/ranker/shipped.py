@@ -87,8 +87,8 @@ def load_runtime_encoders(directory: Path, entry: Any, base: Encoder | None, fin
 
     def encoder_of(space: str, model_id: str) -> Encoder:
         relative = entry["spaces"].get(space)
-        if not isinstance(relative, str):
-            raise ModelError(f"{where}: runtime.spaces.{space} must name the export folder")
+        if relative != f"{ONNX_DIR}/{space}":  # where `write_runtime` puts each space's export, always
+            raise ModelError(f"{where}: runtime.spaces.{space} must be {ONNX_DIR}/{space}, found {relative!r}")
         folder = inside(directory, relative, where)  # never an export outside the model folder
         read_export_config(folder)  # versions and digests: a clear error for a damaged export
         return exported_encoder(folder, model_id, cache_dir, max_cached, threads)
