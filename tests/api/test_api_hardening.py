@@ -321,3 +321,12 @@ def test_no_redirect_is_built_from_the_host_header(client: TestClient) -> None:
         response = client.get(path, headers={"host": "attacker.example"}, follow_redirects=False)
         assert "attacker.example" not in response.headers.get("location", ""), path
         assert response.status_code < 500
+
+
+def test_a_body_that_is_not_utf8_is_named_so(api_client) -> None:
+    """Invalid UTF-8 was answered "JSON holds an integer of more than 4300 digits"."""
+    response = api_client.post("/rank", content=b'{"hint_texts": ["\xff\xfe"], "options": ["a"]}',
+                               headers={"content-type": "application/json"})
+    assert response.status_code == 422
+    message = response.json()["detail"][0]["msg"]
+    assert "UTF-8" in message and "digits" not in message

@@ -153,6 +153,8 @@ def json_problem(body: bytes) -> tuple[Loc, str, str] | None:
         return ["body"], "JSON nested too deeply", "json_invalid"
     except json.JSONDecodeError:
         return None
+    except UnicodeDecodeError as exc:  # a ValueError too: not the integer case below
+        return ["body"], f"the body is not UTF-8 text (byte {exc.start}: {exc.reason})", "json_invalid"
     except ValueError:  # valid JSON Python will not read: an integer of over 4,300 digits
         msg = f"JSON holds an integer of more than {sys.get_int_max_str_digits()} digits, which is not read"
         return ["body"], msg, "json_invalid"
