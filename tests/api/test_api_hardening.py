@@ -70,7 +70,7 @@ def test_invented_methods_and_paths_add_no_metric_series(api_service) -> None:
 
 # -- 7: a request's work is capped, its body must arrive in time -------------------------------------
 def test_too_many_distinct_texts_is_413_naming_the_limit(api_service) -> None:
-    client = TestClient(create_app(Settings(max_texts_per_request=60), service=api_service))
+    client = TestClient(create_app(Settings(max_texts_per_request=60, open_vocab_candidates=50), service=api_service))
     puzzle = {"hint_texts": ["flower", "sun"], "options": [f"never seen option {i}" for i in range(30)]}
     other = {"hint_texts": ["flower", "sun"], "options": [f"another new option {i}" for i in range(30)]}
     refused = client.post("/rank/batch", json={"puzzles": [puzzle, other]})  # 62 distinct texts
@@ -330,3 +330,14 @@ def test_a_body_that_is_not_utf8_is_named_so(api_client) -> None:
     assert response.status_code == 422
     message = response.json()["detail"][0]["msg"]
     assert "UTF-8" in message and "digits" not in message
+
+
+def test_a_text_cap_below_open_plays_candidates_is_refused_at_start_up() -> None:
+    """PICTORANK_MAX_TEXTS_PER_REQUEST below the candidate count turned every clue without
+    options into a 413, silently: such settings are refused, naming both."""
+    from pictorank.errors import SettingsError
+    from pictorank.settings import read_settings
+
+    with pytest.raises(SettingsError, match="open_vocab_candidates"):
+        read_settings(Settings, max_texts_per_request=50)
+    assert read_settings(Settings, max_texts_per_request=50, open_vocab_candidates=40).max_texts_per_request == 50

@@ -69,6 +69,6 @@ def test_the_per_request_text_limit_applies(api_service):
     from pictorank.api.app import create_app
     from pictorank.api.settings import Settings
 
-    client = TestClient(create_app(Settings(max_texts_per_request=3), service=api_service))
+    client = TestClient(create_app(Settings(max_texts_per_request=3, open_vocab_candidates=2), service=api_service))
     response = client.post("/v2/rerank", json=REQUEST)  # 2 hints + 4 documents
     assert response.status_code == 413 and response.json()["detail"][0]["type"] == "too_many_texts"

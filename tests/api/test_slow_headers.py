@@ -149,10 +149,14 @@ def test_a_kept_alive_connection_is_refused_once_the_cap_is_reached(live_server:
         socks = [_open(live_server, b"GET /") for _ in range(7)]
         try:
             time.sleep(0.2)
+            served = client.get("/health")  # 8 connections with this one: the cap, served (it served 7)
+            socks.append(_open(live_server, b"GET /"))
+            time.sleep(0.2)
             refused = client.get("/health")
         finally:
             for sock in socks:
                 sock.close()
+    assert served.status_code == 200
     assert refused.status_code == 503 and refused.json()["detail"][0]["type"] == "over_capacity"
 
 

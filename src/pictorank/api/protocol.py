@@ -94,7 +94,9 @@ class HeaderTimeoutProtocol(H11Protocol):
 
     def _at_capacity(self) -> bool:
         cap = self.max_connections
-        return cap is not None and (len(self.connections) >= cap or len(self.tasks) >= cap)
+        # `connections` holds this connection too: N may be open with this one among them; `tasks`
+        # are the requests already running, which this one would join.
+        return cap is not None and (len(self.connections) > cap or len(self.tasks) >= cap)
 
     def on_response_complete(self) -> None:
         """A next request that came while this one was answered (pipelined, or just early) is only

@@ -115,6 +115,16 @@ class Settings(CommonSettings):
         5, ge=1, le=3600, description="seconds an idle keep-alive connection stays open (uvicorn's timeout_keep_alive)"
     )
 
+    @model_validator(mode="after")
+    def _open_play_fits_a_request(self) -> "Settings":
+        """A clue without options counts as its open_vocab_candidates words: a cap below that would
+        turn every open-play request into a 413, so it is refused at start-up."""
+        if self.max_texts_per_request < self.open_vocab_candidates + 1:
+            raise ValueError(f"max_texts_per_request ({self.max_texts_per_request}) must be at least "
+                             f"open_vocab_candidates + 1 ({self.open_vocab_candidates + 1}): an open-play clue counts "
+                             "as its candidate words and its hints")
+        return self
+
     @field_validator("method")
     @classmethod
     def _known_method(cls, method: str) -> str:
