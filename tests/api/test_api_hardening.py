@@ -341,3 +341,34 @@ def test_a_text_cap_below_open_plays_candidates_is_refused_at_start_up() -> None
     with pytest.raises(SettingsError, match="open_vocab_candidates"):
         read_settings(Settings, max_texts_per_request=50)
     assert read_settings(Settings, max_texts_per_request=50, open_vocab_candidates=40).max_texts_per_request == 50
+
+
+def test_the_probes_batch_is_answered_fast_and_a_small_rank_answers_beside_it(api_client) -> None:
+    """64 copies of one puzzle of 980 options (1,002 distinct texts, under the text cap) ranked
+    62,720 rows and held the only worker for 12 s while a small /rank waited 10 s. A repeated
+    clue is ranked once, and a batch of 64 different such puzzles ranks too many rows: 413 at once."""
+    import threading
+    import time
+
+    hints = [f"hint {i}" for i in range(20)]
+    puzzle = {"hint_texts": hints, "options": [f"word{i}" for i in range(980)]}
+    small = {"hint_texts": ["flower", "sun"], "options": ["sunflower", "hammer"]}
+    answers: dict[str, tuple[int, float]] = {}
+
+    def send(name: str, path: str, body: dict) -> None:
+        started = time.perf_counter()
+        answers[name] = (api_client.post(path, json=body).status_code, time.perf_counter() - started)
+
+    big = threading.Thread(target=send, args=("batch", "/rank/batch", {"puzzles": [puzzle] * 64}))
+    big.start()
+    time.sleep(0.05)
+    send("small", "/rank", small)
+    big.join(30)
+    assert answers["batch"][0] == 200 and answers["batch"][1] < 2.0, answers
+    assert answers["small"][0] == 200 and answers["small"][1] < 1.0, answers
+    different = [{"hint_texts": hints, "options": [f"w{j}-{i}" for i in range(30)]} for j in range(64)] * 1
+    assert api_client.post("/rank/batch", json={"puzzles": different}).status_code == 200  # 1,920 rows
+    many = [{"hint_texts": [f"h{j}"], "options": [f"w{i}" for i in range(980)]} for j in range(5)]
+    refused = api_client.post("/rank/batch", json={"puzzles": many})  # 4,900 rows, 985 texts
+    assert refused.status_code == 413 and refused.json()["detail"][0]["type"] == "too_many_rows"
+    assert "4900" in refused.json()["detail"][0]["msg"]

@@ -145,6 +145,14 @@ class RankingService:
                 job.finish([], exc)
 
     def _rank_now(self, clues: Sequence[Clue]) -> list[Ranking]:
+        """Each distinct clue ranked once (a batch may repeat one: its copies share the ranking)."""
+        distinct = list(dict.fromkeys(clues))
+        if len(distinct) == len(clues):
+            return self._rank_distinct(clues)
+        ranked = dict(zip(distinct, self._rank_distinct(distinct)))
+        return [ranked[clue] for clue in clues]
+
+    def _rank_distinct(self, clues: Sequence[Clue]) -> list[Ranking]:
         """One call ranks the whole batch, so the ranker encodes its distinct strings together;
         clues that ask for explanations are ranked apart (one call per `explain` size).
         The caller holds the lock.

@@ -99,6 +99,10 @@ class Settings(CommonSettings):
         2_000, ge=1, description="distinct option and hint texts one /rank or /rank/batch request may carry, an "
         "open-vocabulary clue counting as its open_vocab_candidates words; more get 413"
     )
+    max_rows_per_request: int = Field(
+        4_000, ge=1, description="(clue, option) rows one /rank or /rank/batch request may rank, an open-vocabulary "
+        "clue counting as its open_vocab_candidates rows; more get 413 (one worker never holds a request longer)"
+    )
     body_timeout: float = Field(
         20.0, gt=0, le=3600, description="seconds a client has to send the whole request body; slower gets 408 "
         "(uvicorn itself waits for a body forever)"
@@ -119,6 +123,9 @@ class Settings(CommonSettings):
     def _open_play_fits_a_request(self) -> "Settings":
         """A clue without options counts as its open_vocab_candidates words: a cap below that would
         turn every open-play request into a 413, so it is refused at start-up."""
+        if self.max_rows_per_request < self.open_vocab_candidates:
+            raise ValueError(f"max_rows_per_request ({self.max_rows_per_request}) must be at least "
+                             f"open_vocab_candidates ({self.open_vocab_candidates}): an open-play clue ranks that many")
         if self.max_texts_per_request < self.open_vocab_candidates + 1:
             raise ValueError(f"max_texts_per_request ({self.max_texts_per_request}) must be at least "
                              f"open_vocab_candidates + 1 ({self.open_vocab_candidates + 1}): an open-play clue counts "

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends
 
 from pictorank.api.deps import ServiceDep, SettingsDep, require_json
 from pictorank.api.errors import Loc, api_error, documented
-from pictorank.api.limits import check_texts_per_request
+from pictorank.api.limits import check_request_cost
 from pictorank.api.schemas import (
     HintPull,
     OptionExplanation,
@@ -78,7 +78,8 @@ def explanation_bodies(explanations: Sequence[Explanation]) -> list[OptionExplan
 def rank(puzzle: RankRequest, service: ServiceDep, settings: SettingsDep) -> RankResponse:
     """Rank the options of one clue (or, without options, the service's answer vocabulary)."""
     clue = _clue(service, puzzle, ["body"])
-    check_texts_per_request([clue], settings.max_texts_per_request, service.open_vocab_candidates)
+    check_request_cost([clue], settings.max_texts_per_request, settings.max_rows_per_request,
+                       service.open_vocab_candidates)
     [ranked] = service.rank([clue])
     return _response(service, puzzle, ranked)
 
@@ -87,6 +88,7 @@ def rank(puzzle: RankRequest, service: ServiceDep, settings: SettingsDep) -> Ran
 def rank_batch(batch: RankBatchRequest, service: ServiceDep, settings: SettingsDep) -> RankBatchResponse:
     """Rank several clues in one request; results come in request order."""
     clues = [_clue(service, puzzle, ["body", "puzzles", i]) for i, puzzle in enumerate(batch.puzzles)]
-    check_texts_per_request(clues, settings.max_texts_per_request, service.open_vocab_candidates)
+    check_request_cost(clues, settings.max_texts_per_request, settings.max_rows_per_request,
+                       service.open_vocab_candidates)
     results = service.rank(clues)
     return RankBatchResponse(results=[_response(service, p, r) for p, r in zip(batch.puzzles, results)])

@@ -18,7 +18,7 @@ from fastapi import APIRouter, Depends
 
 from pictorank.api.deps import ServiceDep, SettingsDep, require_json
 from pictorank.api.errors import documented
-from pictorank.api.limits import check_texts_per_request
+from pictorank.api.limits import check_request_cost
 from pictorank.api.schemas import (
     RerankApiVersion,
     RerankMeta,
@@ -28,6 +28,7 @@ from pictorank.api.schemas import (
     RerankResultDocument,
 )
 from pictorank.api.service import Clue, RankingService
+from pictorank.api.settings import Settings
 
 router = APIRouter(tags=["rerank"], dependencies=[Depends(require_json)])
 ERRORS = documented({
@@ -41,19 +42,20 @@ ERRORS = documented({
 @router.post("/v1/rerank", response_model=RerankResponse, response_model_exclude_none=True, responses=ERRORS)
 def rerank_v1(request: RerankRequest, service: ServiceDep, settings: SettingsDep) -> RerankResponse:
     """Rerank `documents` (candidate words) for `query` (hint descriptions joined by '; '), v1 shape."""
-    return _rerank(request, service, settings.max_texts_per_request, "1")
+    return _rerank(request, service, settings, "1")
 
 
 @router.post("/v2/rerank", response_model=RerankResponse, response_model_exclude_none=True, responses=ERRORS)
 def rerank_v2(request: RerankRequest, service: ServiceDep, settings: SettingsDep) -> RerankResponse:
     """The same as /v1/rerank, at the path Cohere's v2 clients post to."""
-    return _rerank(request, service, settings.max_texts_per_request, "2")
+    return _rerank(request, service, settings, "2")
 
 
-def _rerank(request: RerankRequest, service: RankingService, max_texts: int, api_version: str) -> RerankResponse:
+def _rerank(request: RerankRequest, service: RankingService, settings: Settings, api_version: str) -> RerankResponse:
     texts = request.texts()
     clue = Clue(request.hints(), tuple(dict.fromkeys(texts)))
-    check_texts_per_request([clue], max_texts, service.open_vocab_candidates)  # /rank's cost cap (413 first)
+    check_request_cost([clue], settings.max_texts_per_request, settings.max_rows_per_request,
+                       service.open_vocab_candidates)  # /rank's cost caps (413 first)
     [ranked] = service.rank([clue])
     score = dict(zip(ranked.options, ranked.scores))
     place = {word: i for i, word in enumerate(ranked.options)}
