@@ -280,3 +280,33 @@ def test_a_fifo_in_place_of_the_cache_file_is_not_read(tmp_path: Path) -> None:
     os.mkfifo(encoder._cache_file())
     model = StubModel()
     assert Encoder(model=model, model_id="stub", cache_dir=tmp_path).encode(["seal"]).shape == (1, 8)
+
+
+def test_a_save_removes_what_a_killed_save_left(tmp_path: Path) -> None:
+    """A SIGKILL mid-save left `<cache>.<pid>.tmp.npz` beside the cache, never cleaned."""
+    encoder = Encoder(model=StubModel(), model_id="stub", cache_dir=tmp_path)
+    path = encoder._cache_file()
+    dead = path.with_name(f"{path.stem}.999999999.tmp.npz")  # no such process
+    dead.write_bytes(b"half a file")
+    living = path.with_name(f"{path.stem}.1.tmp.npz")  # pid 1 lives
+    living.write_bytes(b"another writer's")
+    encoder.warm(["seal"])
+    assert not dead.exists() and living.exists() and path.exists()
+
+
+def test_an_export_removes_a_staging_folder_a_killed_export_left(tmp_path: Path) -> None:
+    """A SIGKILL mid-export left a 47 MB `.<name>.*` staging folder in the cache for good; one
+    older than an export can take is removed by the next export of that name, a young one stays."""
+    import os
+    import time
+
+    from pictorank.encoders.onnx import STALE_STAGING_SECONDS, _remove_stale_staging
+
+    old, young = tmp_path / ".base+int8.abc", tmp_path / ".base+int8.def"
+    for folder in (old, young):
+        folder.mkdir()
+        (folder / "model.fp32.onnx").write_bytes(b"x" * 10)
+    then = time.time() - STALE_STAGING_SECONDS - 60
+    os.utime(old, (then, then))
+    _remove_stale_staging(tmp_path, "base+int8")
+    assert not old.exists() and young.exists()

@@ -246,6 +246,7 @@ class Encoder:
         if path is None:
             return
         path.parent.mkdir(parents=True, exist_ok=True)
+        _remove_dead_writers(path)
         texts = list(self._vectors)
         # Texts as one UTF-8 blob plus end offsets: a numpy string array would store every text
         # at the width of the longest (one very long option made the file many times larger).
@@ -263,3 +264,22 @@ class Encoder:
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
+
+
+def _remove_dead_writers(path: Path) -> None:
+    """Remove the temporary files of saves whose process is gone (killed half-way): each is named
+    by its writer's pid, and a living writer's file stays."""
+    for stale in path.parent.glob(f"{path.stem}.*.tmp.npz"):
+        pid = stale.name[len(path.stem) + 1 :].split(".", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            stale.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True

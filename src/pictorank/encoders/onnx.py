@@ -30,6 +30,7 @@ import logging
 import os
 import shutil
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -239,6 +240,7 @@ def cached_export(make_model: Callable[[], "SentenceTransformer"], name: str, qu
     a temporary folder removed at exit."""
     root = Path(cache_dir) / "onnx" if cache_dir is not None else _scratch()
     folder = root / name
+    _remove_stale_staging(root, name)
     if folder.is_dir():
         if _reusable(folder):
             return folder
@@ -260,6 +262,21 @@ def cached_export(make_model: Callable[[], "SentenceTransformer"], name: str, qu
     except OSError:  # another process made it meanwhile: use theirs
         shutil.rmtree(staging, ignore_errors=True)
     return folder
+
+
+STALE_STAGING_SECONDS = 3600  # an export takes seconds: a staging folder this old was left by a killed run
+
+
+def _remove_stale_staging(root: Path, name: str) -> None:
+    """Remove what an export killed half-way left (`.<name>.*` staging folders, tens of
+    megabytes); a young one may be another process's export under way, and stays."""
+    try:
+        stale = [p for p in root.glob(f".{name}.*")
+                 if p.is_dir() and time.time() - p.stat().st_mtime > STALE_STAGING_SECONDS]
+    except OSError:
+        return
+    for folder in stale:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _reusable(folder: Path) -> bool:
