@@ -310,3 +310,17 @@ def test_an_export_removes_a_staging_folder_a_killed_export_left(tmp_path: Path)
     os.utime(old, (then, then))
     _remove_stale_staging(tmp_path, "base+int8")
     assert not old.exists() and young.exists()
+
+
+def test_a_cache_of_another_width_is_not_read(tmp_path: Path) -> None:
+    """Wrong-shape vectors in the cache ended `predict` in a traceback: they are encoded again."""
+    Encoder(model=StubModel(dimension=8), model_id="stub", cache_dir=tmp_path).warm(["seal"])
+    (path,) = tmp_path.glob("*.npz")
+    with np.load(path) as stored:
+        arrays = dict(stored)
+    vectors = np.zeros((1, 5), np.float32)
+    vectors[0, 0] = 1.0
+    np.savez(path, **{**arrays, "vectors": vectors})
+    model = StubModel(dimension=8)
+    assert Encoder(model=model, model_id="stub", cache_dir=tmp_path).encode(["seal"]).shape == (1, 8)
+    assert model.calls == [["seal"]]

@@ -238,6 +238,8 @@ class Encoder:
             return  # a truncated .npz raises BadZipFile, not OSError
         if vectors.ndim != 2 or vectors.dtype != np.float32 or len(texts) != len(vectors):
             return
+        if self._model is not None and vectors.shape[1] != self.dimension:  # a model not yet loaded is not loaded for this
+            return
         sound = np.isfinite(vectors).all(axis=1) & (np.abs(np.linalg.norm(vectors, axis=1) - 1) < 1e-3)
         self._remember({t: v for t, v, ok in zip(texts, vectors, sound.tolist()) if ok})
 
