@@ -13,6 +13,7 @@ words are preferred (open play's ranker reads the frequencies; otherwise a frequ
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass, field, replace
 from importlib.metadata import version
@@ -29,6 +30,8 @@ from pictorank.query import Query
 from pictorank.ranker import LearnedRanker, Ranker, Ranking, load_ranker, make_ranker
 from pictorank.ranker.absence import AbsenceModel, clue_similarities
 from pictorank.ranker.registry import serving_encoders
+
+log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Clue:
@@ -257,6 +260,19 @@ def model_name(ranker: Ranker, model_dir: Path | None, encoder: Encoder) -> str:
     return f"{served} (pictorank {version('pictorank')}, {encoder.model_id})"
 
 
+def _say_what_open_play_lacks(settings: Settings, index: VocabularyIndex | None, open_ranker: Ranker | None) -> None:
+    """A learned model folder without its lexicon or open play's ranker still serves, with less:
+    the log says so, and how to add what is missing, rather than falling back in silence."""
+    assert settings.model_dir is not None
+    if index is None or not index.zipf:
+        if settings.open_vocab_lexicon == "auto":
+            log.warning("%s stores no lexicon: clues without options are guessed from the data's words only "
+                        "(`pictorank lexicon --model %s` stores one)", settings.model_dir, settings.model_dir)
+    elif open_ranker is None:
+        log.warning("%s has no open-play ranker (open_play/): clues without options are ranked by the learned "
+                    "ranker and a frequency prior (retrain with `pictorank train` to fit one)", settings.model_dir)
+
+
 def build_service(settings: Settings, encoders: Encoders | None = None, ranker: Ranker | None = None,
                   base: Encoder | None = None) -> RankingService:
     """Load everything the settings name; `encoders`/`ranker` may be injected (tests, benchmarks),
@@ -285,7 +301,9 @@ def build_service(settings: Settings, encoders: Encoders | None = None, ranker: 
     ranker.prepare(words)
     name = model_name(ranker, settings.model_dir, encoders.base)
     open_ranker = None
-    if settings.model_dir is not None and isinstance(ranker, LearnedRanker) and index is not None and index.zipf:
-        open_ranker = OpenPlayRanker.load_beside(settings.model_dir, ranker, index.zipf, index.glosses)
+    if settings.model_dir is not None and isinstance(ranker, LearnedRanker):
+        if index is not None and index.zipf:
+            open_ranker = OpenPlayRanker.load_beside(settings.model_dir, ranker, index.zipf, index.glosses)
+        _say_what_open_play_lacks(settings, index, open_ranker)
     return RankingService(ranker, vocab, index, encoders, name, settings.open_vocab_candidates, settings.model_dir,
                           open_ranker)
