@@ -142,3 +142,19 @@ def test_a_set_whose_held_out_rankings_are_all_right_trains_without_a_confidence
     assert metadata["held_out_report"]["calibration"] is None
     assert any("no confidence calibration" in line for line in logged)
     assert (tmp_path / "m" / "ranker.json").is_file()
+
+
+def test_a_cache_that_cannot_keep_fine_tuned_weights_costs_only_a_log_line(tmp_path) -> None:
+    """`train` with a full or read-only cache ended in a traceback: the weights it cannot keep
+    are logged, and training goes on."""
+    from pictorank.train.oof import _keep
+
+    class FullDisk:
+        def save(self, path: str) -> None:
+            (tmp_path / "partial").mkdir()
+            raise OSError(28, "No space left on device")
+
+    logged: list[str] = []
+    _keep(FullDisk(), tmp_path / "finetuned" / "key", logged.append)
+    assert len(logged) == 1 and "No space left on device" in logged[0] and "goes on" in logged[0]
+    assert not (tmp_path / "finetuned" / "key").exists()

@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import random
+import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -80,9 +81,7 @@ def finetuned_encoder(
         model = load_base_model()
         finetune(model, queries, params, log=log)
         if stored is not None:
-            tmp = stored.with_name(stored.name + f".{os.getpid()}.tmp")
-            model.save(str(tmp))
-            os.replace(tmp, stored)
+            _keep(model, stored, log)
     model_id = finetuned_model_id(model)
     log(f"  fine-tuned {epochs:g} epoch(s) on {len(queries)} clues in {time.perf_counter() - started:.0f} s ({model_id})")
     return model, served_encoder(model, model_id, "ft", config.quantization, cache_dir), reused
@@ -98,6 +97,20 @@ def fold_extractor(inside: Sequence[Query], base_encoder: Encoder, config: Train
     if config.finetune:
         _, ft, reused = finetuned_encoder(inside, config.oof_epochs, config, base_encoder.cache_dir, log)
     return FeatureExtractor(base_encoder, ft).fit(inside), ft, reused
+
+
+def _keep(model: Any, stored: Path, log: Log) -> None:
+    """Save fine-tuned weights in the cache (atomically). A cache that cannot take them (a full
+    disk, a read-only folder) costs only a later run its fine-tuning: logged, never the end of
+    this run."""
+    tmp = stored.with_name(stored.name + f".{os.getpid()}.tmp")
+    try:
+        stored.parent.mkdir(parents=True, exist_ok=True)
+        model.save(str(tmp))
+        os.replace(tmp, stored)
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        log(f"  the fine-tuned encoder is not kept in the cache ({exc.strerror or exc}); training goes on")
 
 
 def finetuned_model_id(model: Any) -> str:
