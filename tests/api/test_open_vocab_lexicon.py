@@ -122,23 +122,19 @@ def test_a_missing_lexicon_is_a_one_line_error(tmp_path, capsys) -> None:
     assert capsys.readouterr().err.strip().count("\n") == 0
 
 
-def test_a_model_folder_without_lexicon_or_open_play_says_so(tmp_path, caplog) -> None:
-    """A missing lexicon.json or open_play/ fell back silently: the log now says what open play
-    lacks and how to add it."""
-    import logging
-
-    from pictorank.api.service import _say_what_open_play_lacks
+def test_a_model_folder_without_lexicon_or_open_play_says_so(tmp_path) -> None:
+    """A missing lexicon.json or open_play/ fell back silently: the service now says what open
+    play lacks and how to add it (`pictorank serve` logs it after its first line)."""
+    from pictorank.api.service import what_open_play_lacks
     from pictorank.api.settings import Settings
 
     settings = Settings(model_dir=tmp_path)
-    with caplog.at_level(logging.WARNING, logger="pictorank.api.service"):
-        _say_what_open_play_lacks(settings, None, None)
-    assert "stores no lexicon" in caplog.text and "pictorank lexicon --model" in caplog.text
+    [lexicon] = what_open_play_lacks(settings, None, None)
+    assert "stores no lexicon" in lexicon and "pictorank lexicon --model" in lexicon
 
     class Index:
         zipf = {"dog": 5.0}
 
-    caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="pictorank.api.service"):
-        _say_what_open_play_lacks(settings, Index(), None)  # type: ignore[arg-type]
-    assert "no open-play ranker" in caplog.text
+    [ranker] = what_open_play_lacks(settings, Index(), None)  # type: ignore[arg-type]
+    assert "no open-play ranker" in ranker
+    assert what_open_play_lacks(settings.model_copy(update={"open_vocab_lexicon": "none"}), None, None) == []

@@ -82,7 +82,7 @@ def client(api_service, fragmenting: Fragmenting):
     service = RankingService(fragmenting, api_service.vocab, api_service.index, api_service.encoders,  # type: ignore[arg-type]
                              api_service.model_name, api_service.open_vocab_candidates)
     service.ready = True
-    with TestClient(create_app(Settings(max_texts_per_request=20_000), service=service)) as test_client:
+    with TestClient(create_app(Settings(max_texts_per_request=20_000, max_rows_per_request=20_000), service=service)) as test_client:
         yield test_client
 
 

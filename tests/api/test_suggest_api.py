@@ -178,7 +178,8 @@ def test_a_file_without_answers_turns_suggest_off_too(real_service) -> None:
     assert giver.suggester is None and "answers" in (giver.error or "")
 
 
-def test_ready_waits_for_the_clue_giver_and_then_suggest_answers(real_service, clue_giver, monkeypatch) -> None:
+def test_ready_waits_for_the_clue_giver_and_then_suggest_answers(real_service, clue_giver, clue_settings,
+                                                                 monkeypatch) -> None:
     """/suggest answered 503 "still loading" for seconds after /ready said ready. Now /ready is
     503 while the clue-giver is built, /health names what is loading, /rank answers meanwhile, and
     once /ready answers 200 so does /suggest, at once."""
@@ -194,7 +195,7 @@ def test_ready_waits_for_the_clue_giver_and_then_suggest_answers(real_service, c
         return clue_giver
 
     monkeypatch.setattr(app_module, "build_clue_giver", slow_build)
-    with TestClient(create_app(Settings(), service=real_service)) as client:
+    with TestClient(create_app(clue_settings, service=real_service)) as client:
         waiting = client.get("/ready")
         assert waiting.status_code == 503 and waiting.json()["loading"] == ["suggest"]
         assert waiting.headers["retry-after"].isdigit()

@@ -61,6 +61,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     if app.state.service is None:
         settings: Settings = app.state.settings
         app.state.service = await anyio.to_thread.run_sync(build_service, settings)
+        for warning in app.state.service.warnings:  # a worker process: no serve command announces it
+            log.warning("%s", warning)
     service: RankingService = app.state.service
     if not service.ready:
         await anyio.to_thread.run_sync(service.self_test)

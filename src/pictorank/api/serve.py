@@ -160,7 +160,7 @@ def _load_service(settings: Settings) -> "RankingService":
 
     if not wants_default_model(settings):
         service = build_service(settings)
-        _announce(f"serving {service.model_name}")
+        _announce(f"serving {service.model_name}", service)
         return service
     directory, why = default_model(settings)
     if directory is not None:
@@ -169,10 +169,10 @@ def _load_service(settings: Settings) -> "RankingService":
         except ModelError as exc:
             why = f"the default model did not load ({exc})"
         else:
-            _announce(f"serving {service.model_name} from {why}")
+            _announce(f"serving {service.model_name} from {why}", service)
             return service
     service = build_service(settings)
-    _announce(f"serving {service.model_name}: {why}")
+    _announce(f"serving {service.model_name}: {why}", service)
     return service
 
 
@@ -191,9 +191,12 @@ def _choose_for_workers(settings: Settings) -> str:
     return f"serving {why} with {workers}"
 
 
-def _announce(served: str) -> None:
-    """The first log line: what this server answers with (uvicorn's format, before its own lines)."""
+def _announce(served: str, service: "RankingService | None" = None) -> None:
+    """The first log line: what this server answers with (uvicorn's format, before its own lines),
+    then what the service lacks (`RankingService.warnings`)."""
     print(f"INFO:     pictorank: {served}", file=sys.stderr, flush=True)
+    for warning in service.warnings if service is not None else ():
+        print(f"WARNING:  pictorank: {warning}", file=sys.stderr, flush=True)
 
 
 def _fresh_metrics_dir() -> None:

@@ -97,6 +97,7 @@ class RankingService:
         self._pending_lock = threading.Lock()
         self._pending: list[_Job] = []
         self.ready = False
+        self.warnings: list[str] = []  # what the log says once the service has said what it serves
 
     @property
     def lock(self) -> threading.Lock:
@@ -260,17 +261,20 @@ def model_name(ranker: Ranker, model_dir: Path | None, encoder: Encoder) -> str:
     return f"{served} (pictorank {version('pictorank')}, {encoder.model_id})"
 
 
-def _say_what_open_play_lacks(settings: Settings, index: VocabularyIndex | None, open_ranker: Ranker | None) -> None:
+def what_open_play_lacks(settings: Settings, index: VocabularyIndex | None, open_ranker: Ranker | None) -> list[str]:
     """A learned model folder without its lexicon or open play's ranker still serves, with less:
-    the log says so, and how to add what is missing, rather than falling back in silence."""
+    what to tell the log (after the line that says what is served), and how to add what is
+    missing, rather than falling back in silence."""
     assert settings.model_dir is not None
     if index is None or not index.zipf:
-        if settings.open_vocab_lexicon == "auto":
-            log.warning("%s stores no lexicon: clues without options are guessed from the data's words only "
-                        "(`pictorank lexicon --model %s` stores one)", settings.model_dir, settings.model_dir)
-    elif open_ranker is None:
-        log.warning("%s has no open-play ranker (open_play/): clues without options are ranked by the learned "
-                    "ranker and a frequency prior (retrain with `pictorank train` to fit one)", settings.model_dir)
+        if settings.open_vocab_lexicon != "auto":
+            return []
+        return [f"{settings.model_dir} stores no lexicon: clues without options are guessed from the data's words "
+                f"only (`pictorank lexicon --model {settings.model_dir}` stores one)"]
+    if open_ranker is None:
+        return [f"{settings.model_dir} has no open-play ranker (open_play/): clues without options are ranked by the "
+                "learned ranker and a frequency prior (retrain with `pictorank train` to fit one)"]
+    return []
 
 
 def build_service(settings: Settings, encoders: Encoders | None = None, ranker: Ranker | None = None,
@@ -304,6 +308,8 @@ def build_service(settings: Settings, encoders: Encoders | None = None, ranker: 
     if settings.model_dir is not None and isinstance(ranker, LearnedRanker):
         if index is not None and index.zipf:
             open_ranker = OpenPlayRanker.load_beside(settings.model_dir, ranker, index.zipf, index.glosses)
-        _say_what_open_play_lacks(settings, index, open_ranker)
-    return RankingService(ranker, vocab, index, encoders, name, settings.open_vocab_candidates, settings.model_dir,
-                          open_ranker)
+    service = RankingService(ranker, vocab, index, encoders, name, settings.open_vocab_candidates, settings.model_dir,
+                             open_ranker)
+    if settings.model_dir is not None and isinstance(ranker, LearnedRanker):
+        service.warnings = what_open_play_lacks(settings, index, open_ranker)
+    return service

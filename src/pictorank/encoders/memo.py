@@ -4,9 +4,11 @@ Options repeat across puzzles and hint descriptions repeat across clues, so a ba
 the distinct strings, encodes the unseen ones, and ranks from a lookup table. An optional on-disk
 cache, keyed by model, runtime and text, lets a second process skip encoding entirely.
 
-Same model, same string, same vector: every string goes through the network alone (one string a
-forward pass), so its vector cannot depend on what else was encoded, or cached, before it; and
-vectors a model folder ships (its vocabulary and lexicon) come first, ahead of any cache.
+Same model, same string, same vector: the ONNX exports that serve every model and method run each
+string alone (pictorank.encoders.onnx), so its vector cannot depend on what else was encoded, or
+cached, before it; vectors a model folder ships (its vocabulary and lexicon) come first, ahead of
+any cache; and the cache is keyed by model, runtime and format. The PyTorch runtime (training, or
+PICTORANK_ENCODER_RUNTIME=torch) batches for speed: its vectors may differ in their last bits.
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ def base_model_version() -> str:
 
 
 # Bumped when a vector of the same model and runtime would come out differently: since format 2
-# every string is encoded alone, and entries of batched runs are never read.
+# the ONNX runtime encodes every string alone, and its entries of batched runs are never read.
 CACHE_FORMAT = "one-string-a-pass/2"
 
 
@@ -90,9 +92,10 @@ class Encoder:
     max_cached : strings kept in memory (least recently used forgotten first), so a server that
                  meets new strings forever stays bounded (the entry points pass
                  `PICTORANK_MAX_CACHED_STRINGS`). The disk cache holds at most as many.
-    batch_size : strings per forward pass of a PyTorch model. One, so that a string's vector is
-                 the same whatever it was encoded with (padding a batch moves float sums); an ONNX
-                 export runs every string alone anyway (pictorank.encoders.onnx).
+    batch_size : strings per forward pass of a PyTorch model (training's encoder, and
+                 PICTORANK_ENCODER_RUNTIME=torch): batching is what makes PyTorch fast on a CPU;
+                 padding moves a vector's last float bits with its batch. The ONNX exports every
+                 served model and method runs on encode each string alone (pictorank.encoders.onnx).
     """
 
     def __init__(
@@ -100,7 +103,7 @@ class Encoder:
         model: "SentenceTransformer | None" = None,
         model_id: str | None = None,
         cache_dir: str | os.PathLike | None = None,
-        batch_size: int = 1,
+        batch_size: int = 32,
         max_cached: int | None = None,
     ) -> None:
         self._model = model
