@@ -324,3 +324,15 @@ def test_a_cache_of_another_width_is_not_read(tmp_path: Path) -> None:
     model = StubModel(dimension=8)
     assert Encoder(model=model, model_id="stub", cache_dir=tmp_path).encode(["seal"]).shape == (1, 8)
     assert model.calls == [["seal"]]
+
+
+def test_a_folders_exact_vectors_win_over_its_int8_ones() -> None:
+    """A word both in the shipped vocabulary (float32) and in the lexicon (int8 codes) reads the
+    exact vector, whichever was handed over first."""
+    from pictorank.encoders import StoredVectors
+
+    exact = WordHashModel().encode(["snow"]).astype(np.float32)
+    encoder = Encoder(model=WordHashModel(), model_id="word-hash-known")
+    encoder.know(StoredVectors.quantize(["snow"], exact))
+    encoder.preload(["snow"], exact)
+    assert np.array_equal(encoder.encode(["snow"])[0], exact[0]) and encoder.encoded_count == 0

@@ -153,7 +153,7 @@ def test_the_saved_model_runs_on_onnx_without_torch_vectors(saved_int8, encoder)
     loaded = load_ranker(saved_int8, encoder=encoder)
     assert isinstance(loaded.encoder.model, OnnxSentenceEncoder)
     assert loaded.encoder.model_id.endswith("+onnx-int8")  # never shares cached vectors with PyTorch
-    assert loaded.encoder.encoded_count == 0 and len(loaded.encoder._vectors) > 1000  # the shipped vocabulary
+    assert loaded.encoder.encoded_count == 0 and len(loaded.encoder._known[0]) > 1000  # the shipped vocabulary
 
 
 def test_onnx_rankings_match_pytorchs_within_the_issues_tolerance(small_learned, saved_int8, encoder, vocab, val_puzzles):

@@ -114,7 +114,8 @@ class Encoder:
         if self.max_cached < 1:
             raise ValueError(f"max_cached must be at least 1, not {self.max_cached}")
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._known: list[StoredVectors] = []  # made ahead of time by this model (a model folder's)
+        # made ahead of time by this model (a model folder's): exact vectors first, then int8 ones
+        self._known: list[StoredVectors | dict[str, np.ndarray]] = []
         self.encoded_count = 0  # strings sent through the model: what the cache saves
         self._unsaved = 0  # encoded strings not yet in the disk cache
         self._load_disk_cache()
@@ -185,11 +186,12 @@ class Encoder:
             self._vectors.popitem(last=False)
 
     def preload(self, texts: Sequence[str], vectors: np.ndarray) -> None:
-        """Remember vectors computed elsewhere by this same model (a model directory ships its
-        vocabulary's): they are used as if encoded here, and never re-encoded."""
+        """Use vectors computed elsewhere by this same model (a model directory ships its
+        vocabulary's, in float32) for those texts, first of all: before the folder's int8 lexicon
+        vectors (the most exact stored vector wins) and before the memo, which never forgets them."""
         if len(texts) != len(vectors):
             raise ValueError(f"{len(texts)} texts for {len(vectors)} vectors")
-        self._remember(dict(zip(texts, np.asarray(vectors, dtype=np.float32))))
+        self._known.insert(0, dict(zip(texts, np.asarray(vectors, dtype=np.float32))))
 
     @property
     def cache_key(self) -> str:
