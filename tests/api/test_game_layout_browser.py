@@ -126,10 +126,11 @@ def _box(page, selector: str) -> dict:
 
 
 def _in_view(page, selector: str) -> None:
-    """The element is wholly inside the viewport as the page is scrolled now."""
-    box, size = _box(page, selector), page.viewport_size
-    assert box["y"] >= 0 and box["y"] + box["height"] <= size["height"], (selector, box, size)
-    assert box["x"] >= 0 and box["x"] + box["width"] <= size["width"], (selector, box, size)
+    """The element is wholly inside the viewport as the page is scrolled now (to within half a
+    pixel: boxes have fractional edges, and scrolling an element into view rounds to pixels)."""
+    box, size, slack = _box(page, selector), page.viewport_size, 0.5
+    assert box["y"] >= -slack and box["y"] + box["height"] <= size["height"] + slack, (selector, box, size)
+    assert box["x"] >= -slack and box["x"] + box["width"] <= size["width"] + slack, (selector, box, size)
 
 
 def _overlap(a: dict, b: dict) -> bool:
