@@ -18,7 +18,7 @@ words to avoid; val answers never occur in train):
   that model's fine-tuned encoder as the suggester's reader ("+ reader").
 
 `--data elco`: the clue model learns from the train part of ELCo's dev half split by answer
-phrase (bench/splits.py, the split bench/transfer.py trains its in-domain ranker on: 63
+phrase (bench/harness.py, the split bench/transfer.py trains its in-domain ranker on: 63
 phrases, 500 clues) and the table is measured on its test part (21 phrases never seen, 166
 puzzles): the method on a new vocabulary (emoji names) with a small training set. No timing there.
 

@@ -10,7 +10,7 @@ The rows are WordNet 3.0's morphological exception lists (noun.exc, verb.exc, ad
 the forms its own lemmatiser cannot reach by removing endings), one inflected form and its base
 forms a line, tab-separated, lower case, multi-word forms with spaces. `--derivations FILE`
 also writes, in the same format, each lemma's derivationally related lemmas (WordNet's `+`
-pointers: cold - coldness, farm - farmer): bench/open_vocab_retrieval.py measures an echo rule
+pointers: cold - coldness, farm - farmer): bench/open_vocab_retrieval.py (retired; docs/experiments/open-vocabulary.md) measured an echo rule
 with them.
 """
 

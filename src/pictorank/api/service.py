@@ -63,7 +63,7 @@ class RankingService:
     open_vocab_candidates : words taken from the index before ranking.
     model_dir : the folder the ranker was loaded from (None for an unlearned method): where the
         clue-giver looks first for its fitted model (pictorank.api.clues).
-    open_ranker : the model's own ranker for open play (pictorank.ranker.open_play), which
+    open_ranker : the model's own ranker for open play (pictorank.open_play), which
         ranks a clue's lexicon candidates instead of `ranker` and the frequency prior; None when
         the model folder has none.
     """

@@ -65,7 +65,7 @@ def words_of(text: str) -> list[str]:
 
 def hint_stems(hints: Iterable[str], related: Mapping[str, frozenset[str]] | None = None) -> frozenset[str]:
     """The stems of every word of the hint descriptions and of its irregular base forms; `related`
-    adds further words that restate a hint word (an experiment's rule, bench/open_vocab_retrieval.py)."""
+    adds further words that restate a hint word (an experiment's rule, docs/experiments/open-vocabulary.md)."""
     forms = irregular_inflections()
     stems: set[str] = set()
     for hint in hints:
