@@ -27,7 +27,13 @@ before it) and lasting rise are measured too. Targets: RSS after the last batch 
 `--flat-mb` (150) of RSS after the first sample, and no single request raising RSS by more than
 `--request-mb` (300), for both kinds.
 
-Bounded: loopback only, one connection, at most `--requests` requests (or `--batches` batches of
+Open-play soak (`--open`): `--requests` POST /rank requests without options (two never-seen hint
+texts each: the lexicon is searched and 100 candidates ranked by open play's ranker), sent by
+`--clients` (4) clients at once. RSS is sampled every `--sample-every` (100) requests; the table
+ends with the p50 and p99 latency of all requests and RSS growth after the first sample. Target:
+growth of at most `--flat-mb` (100).
+
+Bounded: loopback only, one connection (a client each with `--open`), at most `--requests` requests (or `--batches` batches of
 each kind) and `--max-minutes` per run.
 """
 
@@ -106,6 +112,7 @@ def server_env(args: argparse.Namespace, cache_dir: str) -> dict[str, str]:
         env["PICTORANK_MAX_CACHED_STRINGS"] = str(args.max_cached_strings)
     if args.batches:
         env["PICTORANK_MAX_TEXTS_PER_REQUEST"] = str(args.max_texts)
+        env["PICTORANK_MAX_ROWS_PER_REQUEST"] = str(args.max_texts)  # a batch of open clues ranks 100 rows each
     return env
 
 
@@ -163,6 +170,61 @@ def soak(base: str, pid: int, args: argparse.Namespace) -> list[Sample]:
                 print(f"(stopped after {args.max_minutes} minutes)", flush=True)
                 break
     return samples
+
+
+def open_body(i: int) -> dict:
+    """Open-play request `i`: two hint texts never sent before, no options."""
+    return {"hint_texts": [f"{pseudo_word(2 * i)} {i}", f"{pseudo_word(2 * i + 1)} clue {i}"], "top_k": 10}
+
+
+def open_soak(base: str, pid: int, args: argparse.Namespace) -> tuple[list[Sample], list[float], int]:
+    """`--requests` open-play requests from `--clients` clients at once, RSS sampled every
+    `--sample-every`; the samples, every request's latency (s) and the errors."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    samples = [Sample(0, rss_mb(pid), None, 0)]
+    print(f"| requests | RSS MB | p50 ms | errors |\n|---:|---:|---:|---:|\n| 0 | {samples[0].rss_mb:.0f} | - | - |",
+          flush=True)
+    deadline = time.monotonic() + args.max_minutes * 60
+    all_latencies: list[float] = []
+    total_errors = 0
+    with httpx.Client(timeout=120, limits=httpx.Limits(max_connections=args.clients)) as http, \
+            ThreadPoolExecutor(args.clients) as pool:
+
+        def one(i: int) -> tuple[float, bool]:
+            started = time.perf_counter()
+            ok = http.post(f"{base}/rank", json=open_body(i)).status_code == 200
+            return time.perf_counter() - started, ok
+
+        for start in range(1, args.requests + 1, args.sample_every):
+            block = list(pool.map(one, range(start, min(start + args.sample_every, args.requests + 1))))
+            latencies = [seconds for seconds, _ in block]
+            errors = sum(not ok for _, ok in block)
+            all_latencies += latencies
+            total_errors += errors
+            done = start + len(block) - 1
+            sample = Sample(done, rss_mb(pid), float(np.percentile(latencies, 50)) * 1000, errors)
+            samples.append(sample)
+            print(f"| {done} | {sample.rss_mb:.0f} | {sample.p50_ms:.0f} | {errors} |", flush=True)
+            if time.monotonic() > deadline:
+                print(f"(stopped after {args.max_minutes} minutes)", flush=True)
+                break
+    return samples, all_latencies, total_errors
+
+
+def run_open(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory(prefix="pictorank-soak-") as tmp:
+        process, base = start_server(args, str(Path(tmp) / "cache"), Path(tmp) / "server.log")
+        try:
+            samples, latencies, errors = open_soak(base, process.pid, args)
+        finally:
+            stop_server(process)
+    first = samples[1] if len(samples) > 1 else samples[0]
+    growth = max(s.rss_mb for s in samples[1:]) - first.rss_mb if len(samples) > 1 else 0.0
+    print(f"\n{len(latencies)} requests, {args.clients} clients, {errors} errors: p50 "
+          f"{np.percentile(latencies, 50) * 1000:.0f} ms, p99 {np.percentile(latencies, 99) * 1000:.0f} ms; RSS "
+          f"{first.rss_mb:.0f} MB after the first {first.requests}, at most {growth:+.0f} MB beyond it "
+          f"({'FLAT' if growth <= args.flat_mb else 'NOT FLAT'}, limit {args.flat_mb:.0f})", flush=True)
 
 
 def wait_for_suggest(base: str, minutes: float = 10) -> float:
@@ -293,7 +355,17 @@ def main() -> int:
     parser.add_argument("--clue-hints", type=int, default=4, help="never-seen hint texts per clue")
     parser.add_argument("--max-texts", type=int, default=10_000, help="the server's PICTORANK_MAX_TEXTS_PER_REQUEST")
     parser.add_argument("--request-mb", type=float, default=300.0)
+    parser.add_argument("--open", action="store_true", help="the open-play soak: requests without options")
+    parser.add_argument("--clients", type=int, default=4, help="clients at once in the open-play soak")
     args = parser.parse_args()
+    if args.open:
+        args.sample_every = args.sample_every or 100
+        args.flat_mb = 100.0 if args.flat_mb is None else args.flat_mb
+        served = f"model {args.model}" if args.model else f"method {args.method}"
+        print(f"open-play soak: pictorank serve ({served}, 1 worker, empty cache dir); {args.requests} requests of "
+              f"2 new hint texts and no options from {args.clients} clients", flush=True)
+        run_open(args)
+        return 0
     if args.batches:
         args.sample_every = args.sample_every or 10
         args.flat_mb = 150.0 if args.flat_mb is None else args.flat_mb
