@@ -190,3 +190,13 @@ def test_a_real_server_closes_1000_stalled_connections_and_still_ranks(tmp_path)
     env = {"PICTORANK_VOCABULARY_FILES": json.dumps([str(DATA / "val.csv")]), "PICTORANK_HEADER_TIMEOUT": "2"}
     with serving(["--method", "cosine"], tmp_path / "server.log", env) as server:
         _stall_and_rank(server.url, 1000, timeout=2.0, slack=2.0)
+
+
+def test_a_malformed_request_gets_the_services_json_400_with_nosniff(live_server: str) -> None:
+    """uvicorn answered a request it could not parse with a plain-text 400 and no nosniff header."""
+    sock = _open(live_server, b"GET / HTTP/1.1\r\nHost: x\r\nBad Header Line\r\n\r\n")
+    answer = _closed_within([sock], 5)[0]
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400")
+    assert b"content-type: application/json" in head.lower() and b"x-content-type-options: nosniff" in head.lower()
+    assert json.loads(body)["detail"][0]["type"] == "bad_request"

@@ -98,6 +98,17 @@ class HeaderTimeoutProtocol(H11Protocol):
         # are the requests already running, which this one would join.
         return cap is not None and (len(self.connections) > cap or len(self.tasks) >= cap)
 
+    def send_400_response(self, msg: str) -> None:
+        """A request uvicorn cannot parse (a malformed request line or header): the service's JSON
+        error with nosniff, as every other error, instead of uvicorn's plain text."""
+        body = json.dumps({"detail": error_body([], f"malformed HTTP request: {msg}", "bad_request")}).encode()
+        headers = [(b"content-type", b"application/json"), (b"x-content-type-options", b"nosniff"),
+                   (b"connection", b"close")]
+        self.transport.write(self.conn.send(h11.Response(status_code=400, headers=headers, reason=b"Bad Request")))
+        self.transport.write(self.conn.send(h11.Data(data=body)))
+        self.transport.write(self.conn.send(h11.EndOfMessage()))
+        self.transport.close()
+
     def on_response_complete(self) -> None:
         """A next request that came while this one was answered (pipelined, or just early) is only
         parsed now: its headers' deadline starts here when they are still incomplete."""
