@@ -92,3 +92,19 @@ def test_a_repeated_pictogram_is_one_hint_of_the_explanation() -> None:
     for e in (explanation, plain):
         if "closest to 'intensity'" in e.summary:
             assert e.pulls[1] > 0
+
+
+def test_open_play_says_what_singles_a_guess_out() -> None:
+    """Every open-play guess got the same "rain pulls it up, umbrella pulls it up": the sentence
+    now leads with what the guess's own columns say (its WordNet kind and definition, how common
+    it is), so guesses of one clue read differently, and nothing is said of what is unknown."""
+    from pictorank.open_play.ranker import guess_reasons
+
+    hints = ("weather, climate", "water", "falling")
+    rain = {"wn_kind_first": 1.0, "wn_gloss_first": 0.0, "wn_gloss_hints": 2 / 3, "open_zipf_z": 1.4}
+    raindrop = {"wn_kind_first": 0.0, "wn_gloss_first": 0.0, "wn_gloss_hints": 1 / 3, "open_zipf_z": -1.2}
+    unknown = {"wn_kind_first": float("nan"), "wn_gloss_first": float("nan"), "wn_gloss_hints": float("nan"),
+               "open_zipf_z": 0.1}
+    assert guess_reasons(rain, hints) == ["a kind of 'weather'", "its definition names 2 of the hints", "a common word"]
+    assert guess_reasons(raindrop, hints) == ["its definition names 1 of the hints", "a rare word"]
+    assert guess_reasons(unknown, hints) == []

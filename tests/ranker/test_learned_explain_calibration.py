@@ -102,7 +102,7 @@ def test_every_reason_a_sentence_names_has_a_positive_contribution(small_learned
     """On 200 val puzzles (the held-out slice first), each explanation's sentence agrees with its
     numbers: 'spell it' only with a positive spelling group, 'closest to X' only with a positive
     pull of X, the training clues only with a positive train_clues group."""
-    from pictorank.ranker.explain import _short
+    from pictorank.ranker.explain import short_name as _short
 
     puzzles = (val_puzzles[SMALL_STOP_ROWS:] + val_puzzles[:SMALL_STOP_ROWS])[:EXPLAINED_PUZZLES]
     named = 0

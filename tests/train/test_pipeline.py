@@ -192,6 +192,10 @@ def test_cli_train_fits_open_plays_ranker_beside_the_lexicon(tmp_path, data_dir,
                                      cache_dir=tmp_path / "cache"))
     assert isinstance(service.open_ranker, OpenPlayRanker)
     assert service.open_ranker.training["train_cv"]["clues"] > 0
+    from pictorank.api.service import Clue
+
+    [ranking] = service.rank([Clue(("animal", "water"), explain=5)])  # open play's explanations differ by guess
+    assert len(ranking.explanations) == 5 and len({e.summary for e in ranking.explanations}) > 1
 
 
 def test_a_later_stage_that_fails_is_logged_and_the_model_stands():

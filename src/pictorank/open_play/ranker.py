@@ -28,6 +28,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
+import numpy as np
+
 from pictorank.artifacts import check_files, check_versions, hash_files, library_versions, read_json, write_json
 from pictorank.errors import ModelError
 from pictorank.encoders import StoredVectors
@@ -36,6 +38,7 @@ from pictorank.features.gloss import GLOSS_COLUMNS
 from pictorank.open_play.columns import OPEN_PLAY_COLUMNS, add_open_play_columns
 from pictorank.query import Query
 from pictorank.ranker.bag import BoosterBag
+from pictorank.ranker.explain import Explanation, short_name
 from pictorank.ranker.base import CONFIG_FILE
 from pictorank.ranker.learned import METADATA_FILE, LearnedRanker
 
@@ -75,6 +78,25 @@ class OpenPlayRanker(LearnedRanker):
         # the extractor's base encoder: its memo holds the clue's vectors the columns above encoded
         return add_open_play_columns(super()._features(queries), queries, self.zipf, self.extractor.base_encoder,
                                      self.glosses, self.feature_names)
+
+    def _explained(self, queries: Sequence[Query], table: np.ndarray, scores: list[np.ndarray],
+                   top_k: int) -> list[list[Explanation]]:
+        """The learned ranker's explanations, each sentence led by what singles the guess out among
+        the lexicon's candidates (`guess_reasons`): every candidate is near the clue, so the
+        hints' pulls alone read the same for all of them."""
+        explained = super()._explained(queries, table, scores, top_k)
+        start = 0
+        for query, query_scores, explanations in zip(queries, scores, explained):
+            shown = np.argsort(-query_scores, kind="stable")[:top_k]
+            for at, (row, explanation) in enumerate(zip(shown, explanations)):
+                values = dict(zip(self.feature_names, table[start + row].tolist()))
+                reasons = guess_reasons(values, query.hints)
+                if reasons:
+                    summary = "; ".join([*reasons, explanation.summary])
+                    explanations[at] = Explanation(explanation.option, explanation.hints, explanation.pulls,
+                                                   explanation.groups, summary)
+            start += len(query.options)
+        return explained
 
     def save(self, directory: str | os.PathLike, metadata: dict[str, Any] | None = None, force: bool = False,
              vocabulary: tuple[Sequence[str], Sequence[str]] = ((), ())) -> None:
@@ -128,3 +150,26 @@ class OpenPlayRanker(LearnedRanker):
             raise ModelError(f"{folder}: the boosters' features differ from {CONFIG_FILE}")
         training = read_json(folder / METADATA_FILE)
         return cls(learned, booster, names, zipf, training if isinstance(training, dict) else {}, glosses)
+
+
+COMMON, RARE = 1.0, -1.0  # a candidate's frequency this many standard deviations from its clue's others
+
+
+def guess_reasons(values: Mapping[str, float], hints: Sequence[str]) -> list[str]:
+    """What a guess's own columns say of it among a clue's lexicon candidates: WordNet files it
+    under the main idea, its definition names the main idea (or other hints), it is a far more
+    common or rarer word than the others. Only what the columns hold (NaN: unknown, nothing said)."""
+    main = f"'{short_name(hints[0])}'" if hints else "the main idea"
+    reasons = []
+    if values.get("wn_kind_first") == 1.0:
+        reasons.append(f"a kind of {main}")
+    if values.get("wn_gloss_first") == 1.0:
+        reasons.append(f"its definition names {main}")
+    elif (share := values.get("wn_gloss_hints", 0.0)) > 0 and len(hints) > 1:
+        reasons.append(f"its definition names {round(share * len(hints))} of the hints")
+    frequency = values.get("open_zipf_z", 0.0)
+    if frequency >= COMMON:
+        reasons.append("a common word")
+    elif frequency <= RARE:
+        reasons.append("a rare word")
+    return reasons

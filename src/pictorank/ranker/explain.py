@@ -157,13 +157,13 @@ def summary_sentence(
     if spelling > 0 and (len(spelled) > 1 or (spelled and spelled[0] != option.lower())):
         parts.append(f"{' + '.join(spelled)} spell it")
     if len(pulls) and max(pulls) > 0:
-        parts.append(f"closest to '{_short(hints[int(np.argmax(pulls))])}'")
+        parts.append(f"closest to '{short_name(hints[int(np.argmax(pulls))])}'")
     if taught:
         parts.append("train clues like this one point to it")
     return "; ".join(parts) or "nothing in the clue pulls it up much"
 
 
-def _short(description: str) -> str:
+def short_name(description: str) -> str:
     """A description's first synonym ('container, bowl, holder' -> 'container')."""
     names = synonyms(description)
     return names[0] if names else description.strip()
