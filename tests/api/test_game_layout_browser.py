@@ -293,3 +293,21 @@ def test_the_verdict_stays_in_view_after_a_pick(server, page, device, vocab):
     expect(page.locator("#give-verdict")).to_be_visible()
     _in_view(page, "#give-verdict")
     assert page.evaluate("document.activeElement.id") == "give-next"
+
+
+def test_suggest_a_clue_ranks_the_words_it_was_judged_against(server, page):
+    """"Suggest a clue" charted the player's options without the secret word ("58% tower") while
+    naming the guesser's rank among the word and its rivals: the options become exactly those."""
+    _open_ask(page, server)
+    page.locator("#ask-word").fill("babysitter")
+    with page.expect_response("**/suggest"):
+        with page.expect_response("**/rank") as ranked:
+            page.locator("#ask-suggest").click()
+    result = ranked.value.json()
+    judged = ["babysitter", "nurse", "teacher", "grandmother", "lifeguard", "police officer", "firefighter",
+              "mail carrier", "bus driver", "cook", "nanny"]  # the fixed reply: the word and its avoid list
+    assert page.locator("#ask-options").input_value().split("\n") == judged
+    assert result["mode"] == "options" and set(result["ranking"]) <= set(judged) and len(result["ranking"]) == 10
+    _wait_for_ranking_of(page, LONG_HINTS)
+    shown = page.locator("#ask-chart .bar-row .word").all_inner_texts()
+    assert {w.replace("Not it", "").strip() for w in shown} <= set(judged)

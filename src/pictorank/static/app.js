@@ -513,6 +513,9 @@ async function suggestForAsk() {
   const [best] = result.suggestions;
   clue = best.pictograms.map(asHint);
   excluded = [];
+  // The ranking below charts the very words the clue was judged against: the word and the words
+  // it must not be taken for (the player's options, or pictorank's nearest words when none).
+  $("ask-options").value = [result.word, ...result.avoid].join("\n");
   renderClue();
   const ranked = rankClue();
   const known = best.known ? " (a person's clue from the training data)" : "";
