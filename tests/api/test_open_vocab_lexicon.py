@@ -138,3 +138,46 @@ def test_a_model_folder_without_lexicon_or_open_play_says_so(tmp_path) -> None:
     [ranker] = what_open_play_lacks(settings, Index(), None)  # type: ignore[arg-type]
     assert "no open-play ranker" in ranker
     assert what_open_play_lacks(settings.model_copy(update={"open_vocab_lexicon": "none"}), None, None) == []
+
+
+def test_open_play_answers_stay_small_whatever_the_word_list(tmp_path) -> None:
+    """A 16-million-character "word" once came back in answers of 201 MB: words are at most
+    MAX_WORD_CHARACTERS, so even a list of the longest words, ranked and explained, answers in
+    under 64 KB."""
+    from pictorank.lexicon.words import MAX_WORD_CHARACTERS
+
+    encoder = Encoder(model=WordHashModel(), model_id="word-hash-long")
+    words = tmp_path / "long.tsv"
+    stems = ("zebra", "horse", "snow", "library", "giraffe", "stripes", "animal", "cold")
+    lines = [(f"{stem} {i} " * 40)[:MAX_WORD_CHARACTERS].strip() for stem in stems for i in range(30)]
+    words.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    service = build_service(Settings(open_vocab_lexicon=str(words), vocabulary_files=[]), base=encoder)
+    client = TestClient(create_app(Settings(), service=service))
+    for hints in (["!!!"], ["zebra", "stripes"], ["x" * 100, "snow", "cold", "animal"]):
+        response = client.post("/rank", json={"hint_texts": hints, "top_k": 10, "explain": True})
+        assert response.status_code == 200 and response.json()["ranking"], response.text
+        assert len(response.content) < 64 * 1024
+
+
+def test_a_huge_word_list_is_refused_in_moments_before_any_model_loads(tmp_path) -> None:
+    """A 256 MB one-line list passed 8 GB of memory: `pictorank serve` reads and checks the
+    lists it is given before it loads a model, and ends with one line (exit 2)."""
+    import subprocess
+    import sys
+    import time
+
+    huge = tmp_path / "huge.tsv"
+    with huge.open("wb") as sparse:
+        sparse.truncate(256 * 1024 * 1024)
+    run = ("import resource, subprocess, sys\n"
+           "done = subprocess.run([sys.executable, '-m', 'pictorank', 'serve', '--method', 'cosine'],"
+           " capture_output=True, text=True)\n"
+           "print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+           "sys.stderr.write(done.stderr)\n")
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", run], capture_output=True, text=True,
+                          env={**__import__("os").environ, "PICTORANK_OPEN_VOCAB_LEXICON": str(huge)})
+    seconds = time.perf_counter() - started
+    code, rss_kb = map(int, done.stdout.split())
+    assert code == 2 and done.stderr.count("\n") == 1 and "268,435,456 bytes" in done.stderr, done.stderr
+    assert seconds < 5 and rss_kb < 200 * 1024

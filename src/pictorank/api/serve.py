@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from pictorank.api.protocol import HeaderTimeoutProtocol
 from pictorank.api.settings import Settings, export_for_workers, metrics_dir, set_metrics_dir, share_game_key
 from pictorank.errors import DataError, ModelError, PictorankError
+from pictorank.lexicon.words import read_table
 from pictorank.ranker import DEFAULT_METHOD, METHODS
 from pictorank.ranker.registry import default_model
 
@@ -221,6 +222,11 @@ def _check_paths(settings: Settings) -> None:
         if not path.is_file():
             raise DataError(path, None, None, "file not found (set PICTORANK_DATA_DIR or the path's PICTORANK_ variable)")
     lexicon = settings.open_vocab_lexicon
-    if lexicon not in ("auto", "wordnet", "none") and not Path(lexicon).is_file():
-        raise DataError(Path(lexicon), None, None, "lexicon not found (PICTORANK_OPEN_VOCAB_LEXICON: auto, wordnet, "
-                        "none or a word list's path)")
+    lists = [settings.word_list] if settings.word_list else []
+    if lexicon not in ("auto", "wordnet", "none"):
+        if not Path(lexicon).is_file():
+            raise DataError(Path(lexicon), None, None, "lexicon not found (PICTORANK_OPEN_VOCAB_LEXICON: auto, wordnet, "
+                            "none or a word list's path)")
+        lists.append(Path(lexicon))
+    for path in lists:  # read and checked before any model loads: a bad list is refused in moments
+        read_table(path, str(path))
