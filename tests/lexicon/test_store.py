@@ -169,3 +169,14 @@ def test_a_hand_made_lexicon_with_its_hash_recomputed_is_still_checked(tmp_path,
     config_path.write_text(json.dumps(config))
     with pytest.raises(ModelError, match=message):
         store.load(tmp_path)
+
+
+def test_embedding_a_long_word_list_shows_its_progress(capsys) -> None:
+    """A two-million-line list took most of an hour at start-up with nothing said: more than one
+    chunk of texts shows a bar (on stderr) naming the encoder; a short list stays quiet."""
+    words = tuple(f"word{i}" for i in range(5000))
+    store.embed(Lexicon(words, np.zeros(len(words), np.float32), "test"), {"base": _encoders()["base"]}, "base")
+    bar = capsys.readouterr().err
+    assert "embedding with word-hash-base" in bar and "5000/5000" in bar
+    store.embed(_lexicon(), {"base": _encoders()["base"]}, "base")
+    assert capsys.readouterr().err == ""

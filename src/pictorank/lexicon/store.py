@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
 from pictorank.artifacts import read_json, sha256_file, write_json
 from pictorank.encoders import Encoder, StoredVectors
@@ -266,6 +267,13 @@ def _encode_all(encoder: Encoder, texts: Sequence[str]) -> np.ndarray:
     """Unit vectors of many texts, by the encoder's model directly: its memo is not filled
     (tens of thousands of words would push out what requests need)."""
     batch = 4096
-    return np.concatenate([encoder.model.encode(list(texts[i : i + batch]), normalize_embeddings=True,
-                                                convert_to_numpy=True, batch_size=encoder.batch_size)
-                           for i in range(0, len(texts), batch)])
+    parts = []
+    # a bar on stderr whenever there is more than one chunk: a long word list takes minutes at
+    # start-up, and a service that says nothing meanwhile looks hung
+    with tqdm(total=len(texts), desc=f"embedding with {encoder.model_id}", unit="text", mininterval=5,
+              disable=len(texts) <= batch) as bar:
+        for i in range(0, len(texts), batch):
+            parts.append(encoder.model.encode(list(texts[i : i + batch]), normalize_embeddings=True,
+                                              convert_to_numpy=True, batch_size=encoder.batch_size))
+            bar.update(len(parts[-1]))
+    return np.concatenate(parts)
