@@ -1,12 +1,13 @@
 """The clue-giver behind POST /suggest, as one service holds it: the suggester that
 pictorank.suggest.assembly builds over the served model's encoders, and the service's lock around
-it. It is built in the background after start-up (pictorank.api.app), so /ready does not wait for
-it. No HTTP here; the route is `pictorank.api.routes.suggest`.
+it. It is built in the background after start-up (pictorank.api.app): the port opens at once, and
+/ready waits for it. No HTTP here; the route is `pictorank.api.routes.suggest`.
 
 The clue model learns from the service's training puzzles (`PICTORANK_SUGGEST_TRAIN`, by default
 the bundled train.csv). Its fit is read back from the served model's folder, where `pictorank
 train` leaves it, or from `<cache_dir>/suggest/` when the same fit was saved there; a service whose
-fit is in neither (other training puzzles or hints) fits it once. Without training puzzles the
+fit is in neither (other training puzzles or hints, a damaged copy) fits it once, in a child
+process that leaves it in the cache (`fit_in_child`), before /ready. Without training puzzles the
 rest of the service works, and /suggest answers 503 with the reason.
 
 The guesser (`PICTORANK_SUGGEST_GUESSER`):
@@ -23,17 +24,20 @@ how well each shortlisted clue reads as the word (pictorank.suggest.suggester).
 
 from __future__ import annotations
 
+import functools
 import logging
+import multiprocessing
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Sequence
 
 from pictorank.api.service import RankingService
 from pictorank.api.settings import Settings
-from pictorank.encoders import LockedEncoder
+from pictorank.encoders import Cancelled, LockedEncoder
 from pictorank.errors import PictorankError
 from pictorank.suggest import Suggester, Suggestion
-from pictorank.suggest.assembly import assemble_suggester, training_clues
+from pictorank.suggest.assembly import assemble_suggester, fit_into_cache, training_clues
 from pictorank.suggest.rules import check_request
 
 log = logging.getLogger(__name__)
@@ -59,12 +63,14 @@ class ClueGiver:
         # "cat" is no avoid word at all), so that the answer names the words really judged against.
         word, avoid = check_request(word, avoid, max_length, top)
         # The encoder's memo and torch are shared with /rank: one user at a time per process.
+        # The game rule bans pictograms naming the words given to avoid; the nearest answers that
+        # stand in when none is given are only judged against (the suggester finds the same ones).
         with self.service.lock:
+            suggestions = self.suggester.suggest(word, list(avoid), max_length=max_length, top=top,
+                                                 use_known=use_known)
             neighbours = not avoid
             if neighbours:
                 avoid = self.suggester.hardest_neighbours(word)
-            suggestions = self.suggester.suggest(word, list(avoid), max_length=max_length, top=top,
-                                                 use_known=use_known)
         return list(avoid), neighbours, suggestions
 
 
@@ -89,9 +95,43 @@ def build_clue_giver(settings: Settings, service: RankingService, stop: threadin
     try:
         clues = training_clues(train, service.vocab)
         shared = LockedEncoder(service.encoders.base, service.lock, stop)
+        fit_elsewhere = functools.partial(fit_in_child, settings, service.model_dir, train, service.encoders.base.model_id,
+                                          stop)
         suggester = assemble_suggester(clues, service.vocab, service.encoders, settings.cache_dir, service.model_dir,
-                                       guesser, fit_with=shared)  # type: ignore[arg-type]
+                                       guesser, fit_with=shared, fit_elsewhere=fit_elsewhere)  # type: ignore[arg-type]
     except PictorankError as exc:
         log.warning("POST /suggest disabled: %s", exc)
         return ClueGiver(error=f"the clue-giver has no training puzzles: {exc} (set PICTORANK_SUGGEST_TRAIN)")
     return ClueGiver(suggester, service, settings.suggest_guesser)
+
+
+def fit_in_child(settings: Settings, model_dir: Path | None, train: Path, encoder_id: str,
+                 stop: threading.Event | None) -> None:
+    """Fit the clue model in a child process that leaves it in the cache, where the service reads
+    it back. A fit imports the training stack and fine-tunes the main-idea tower: done in the
+    service's own process, that memory stayed with it for good (about twice a served model's).
+    A child that cannot start, fails, or would build another encoder than the service's
+    `encoder_id` leaves nothing in the cache, and the caller fits itself."""
+    log.warning("fitting the clue model in a child process; /ready waits for it")
+    try:
+        child = multiprocessing.get_context("spawn").Process(
+            target=_fit_and_exit, args=(model_dir, train, settings, encoder_id), name="pictorank-clue-model")
+        child.start()
+    except (OSError, AssertionError) as exc:  # AssertionError: a daemonic process may have no children
+        log.warning("cannot fit the clue model in a child process (%s): fitting it here", exc)
+        return
+    while child.is_alive():
+        child.join(timeout=0.5)
+        if stop is not None and stop.is_set():
+            child.terminate()
+            child.join()
+            raise Cancelled("shutting down")
+    if child.exitcode != 0:
+        log.warning("the clue model's fit in a child process ended with exit code %s: fitting it here", child.exitcode)
+
+
+def _fit_and_exit(model_dir: Path | None, train: Path, settings: Settings, encoder_id: str) -> None:
+    """The child's work: its exit code says whether it fitted (0) or could not build the
+    service's encoder (3)."""
+    if not fit_into_cache(model_dir, train, settings.hints, settings, encoder_id):
+        raise SystemExit(3)

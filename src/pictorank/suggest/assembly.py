@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from pictorank.encoders import Encoder, Encoders
 from pictorank.errors import DataError, ModelError
@@ -33,14 +33,16 @@ def training_clues(train: str | os.PathLike, vocab: HintVocabulary) -> list[Quer
 
 
 def fit_clue_model(clues: Sequence[Query], vocab: HintVocabulary, encoders: Encoders, cache_dir: Path | None,
-                   model_dir: Path | None = None, fit_with: Encoder | None = None) -> ClueModel:
+                   model_dir: Path | None = None, fit_with: Encoder | None = None,
+                   fit_elsewhere: Callable[[], None] | None = None) -> ClueModel:
     """The clue model of `clues` in the base encoder's space: read back from `model_dir` (where
-    `pictorank train` leaves it) or the cache when that fit is there, else fitted now.
-    `fit_with`: the encoder to encode through while fitting, when it must be shared (a service's
-    LockedEncoder over the same base encoder). A fit the puzzles cannot support is a ModelError."""
+    `pictorank train` leaves it) or the cache when that fit is there, else fitted now (or by
+    `fit_elsewhere`, into the cache: `fit_or_load`). `fit_with`: the encoder to encode through
+    while fitting, when it must be shared (a service's LockedEncoder over the same base encoder).
+    A fit the puzzles cannot support is a ModelError."""
     try:
         return fit_or_load(clues, list(vocab.descriptions.values()), fit_with or encoders.base, cache_dir,
-                           shipped=model_dir)
+                           shipped=model_dir, fit_elsewhere=fit_elsewhere)
     except ValueError as exc:
         raise ModelError(str(exc)) from None
 
@@ -56,13 +58,29 @@ def build_suggester(model: ClueModel, vocab: HintVocabulary, encoders: Encoders,
 
 def assemble_suggester(clues: Sequence[Query], vocab: HintVocabulary, encoders: Encoders, cache_dir: Path | None,
                        model_dir: Path | None = None, guesser: Ranker | None = None, reader: Encoder | None = None,
-                       win_bonus: float = WIN_BONUS, fit_with: Encoder | None = None) -> Suggester:
+                       win_bonus: float = WIN_BONUS, fit_with: Encoder | None = None,
+                       fit_elsewhere: Callable[[], None] | None = None) -> Suggester:
     """The clue-giver of a model folder, as `pictorank suggest` and POST /suggest both build it:
     the clue model of `clues` (read back from `model_dir` or the cache, else fitted:
     `fit_clue_model`), the guesser its clues must win (by default the task's seed baseline over
     the base encoder) and the reader (by default the model's fine-tuned encoder, if any)."""
-    model = fit_clue_model(clues, vocab, encoders, cache_dir, model_dir, fit_with)
+    model = fit_clue_model(clues, vocab, encoders, cache_dir, model_dir, fit_with, fit_elsewhere)
     return build_suggester(model, vocab, encoders, guesser, win_bonus, reader)
+
+
+def fit_into_cache(model_dir: Path | None, train: Path, hints: Path, settings: CommonSettings,
+                   encoder_id: str) -> bool:
+    """Fit the clue model a service of `model_dir` asks for and leave it in the settings' cache,
+    where the service reads it back: run in a child process (`pictorank.api.clues`), so the
+    training stack that fitting imports leaves with the process. False, with nothing fitted, when
+    these settings build another base encoder than the service's `encoder_id` (a fit is made for
+    one encoder: `fitted_key`)."""
+    encoders = serving_encoders(model_dir, settings)
+    if encoders.base.model_id != encoder_id:
+        return False
+    vocab = load_hints(hints)
+    fit_clue_model(training_clues(train, vocab), vocab, encoders, settings.cache_dir, model_dir)
+    return True
 
 
 def fit_for_serving(model_dir: Path, train: Path, hints: Path, settings: CommonSettings) -> ClueModel:

@@ -516,7 +516,7 @@ def fitted_key(model: ClueModel, queries: Sequence[Query], descriptions: Sequenc
 
 def fit_or_load(queries: Sequence[Query], descriptions: Sequence[str], encoder: Encoder,
                 cache_dir: str | os.PathLike | None, shipped: str | os.PathLike | None = None,
-                **params: Any) -> ClueModel:
+                fit_elsewhere: Callable[[], None] | None = None, **params: Any) -> ClueModel:
     """A ClueModel fitted on `queries`: the same fit read back from `shipped` or the cache when one
     is there, else fitted now and saved in the cache.
 
@@ -530,12 +530,21 @@ def fit_or_load(queries: Sequence[Query], descriptions: Sequence[str], encoder: 
     place is tried: a damaged shipped fit falls back to the cache, then to a fit now, so /suggest
     keeps working (late, once) while the log says the model folder needs restoring. A fit of
     other puzzles or hints is passed over quietly: it is not damaged, only not this one.
+
+    `fit_elsewhere`, when there is a cache: called instead of fitting here, to leave the fit in
+    the cache (a service fits in a child process, so that the training stack's memory goes when
+    the fit is done); the cache is read again after it, and only a fit still missing is made here.
     """
     model = ClueModel(encoder, **params)
     key = fitted_key(model, queries, descriptions)
     folder = Path(cache_dir) / "suggest" / key[:24] if cache_dir is not None else None
     for place in (shipped, folder):
         loaded = _load_fit(place, lambda made_with: fitted_key(model, queries, descriptions, made_with), encoder)
+        if loaded is not None:
+            return loaded
+    if fit_elsewhere is not None and folder is not None:
+        fit_elsewhere()
+        loaded = _load_fit(folder, lambda made_with: fitted_key(model, queries, descriptions, made_with), encoder)
         if loaded is not None:
             return loaded
     model.fit(queries, descriptions)
