@@ -50,7 +50,7 @@ def test_clues_follow_the_game_rule(client: TestClient, real_service, word: str,
     assert 1 <= len(body["suggestions"]) <= 4
     for clue in body["suggestions"]:
         descriptions = [p["description"] for p in clue["pictograms"]]
-        assert is_valid_clue(descriptions, word), descriptions  # none names the word, none repeats
+        assert is_valid_clue(descriptions, word, avoid), descriptions  # none names a word, none repeats
         assert 1 <= len(descriptions) <= 3
         assert [p["role"] for p in clue["pictograms"]] == ["main idea"] + ["specifier"] * (len(descriptions) - 1)
         for p in clue["pictograms"]:
@@ -314,3 +314,23 @@ def test_the_command_line_and_the_service_give_the_same_clues(client, clue_setti
         assert cli.main(command) == 0
         printed = json.loads(capsys.readouterr().out)["suggestions"]
         assert _as_served(printed) == _as_served(_suggest(client, word=word, top=3)["suggestions"])
+
+
+def test_no_clue_shows_a_pictogram_naming_the_word_or_a_word_to_avoid(client: TestClient, real_service) -> None:
+    """Asked to clue lighthouse with tower among the words to avoid, the clue-giver used the tower
+    pictogram. Over 200 val puzzles, each word with its puzzle's other options to avoid (as the
+    game's Clue mode asks): no suggested pictogram names the word, a form of it or an avoid word."""
+    from helpers import DATA
+    from pictorank.puzzles import load_puzzles
+
+    body = _suggest(client, word="lighthouse", avoid=["tower", "house"], top=5)
+    assert body["suggestions"]
+    assert not [p for clue in body["suggestions"] for p in clue["pictograms"] if p["description"] == "tower"]
+    broken = []
+    for puzzle in load_puzzles(DATA / "val.csv", real_service.vocab)[:200]:
+        avoid = [o for o in puzzle.options if o != puzzle.answer]
+        for clue in _suggest(client, word=puzzle.answer, avoid=avoid, top=3)["suggestions"]:
+            descriptions = [p["description"] for p in clue["pictograms"]]
+            if not is_valid_clue(descriptions, puzzle.answer, avoid):
+                broken.append((puzzle.answer, descriptions))
+    assert broken == []

@@ -36,6 +36,8 @@ def test_parts_of_the_word_are_allowed(description: str, word: str) -> None:
 
 def test_a_clue_is_valid_only_without_naming_and_repeats() -> None:
     assert is_valid_clue(["flower", "sun"], "sunflower")
+    assert not is_valid_clue(["light", "tower"], "lighthouse", ["tower", "house"])  # an avoid word is named
+    assert is_valid_clue(["light", "house, building"], "lighthouse", ["towers", "dog's bowl"])  # parts are fine
     assert not is_valid_clue(["sun", "sun"], "sunflower")
     assert not is_valid_clue(["animal", "cat, feline (animal), felid"], "cats")
 
@@ -86,3 +88,16 @@ def test_avoid_words_equal_up_to_case_or_accents_are_dropped() -> None:
     assert check_request("sunflower", ["Sunflower", "Rose", "rose", "SUNFLOWER ", "daisy"], 4, 5) == (
         "sunflower", ["Rose", "daisy"])
     assert check_request("caf\u00e9", ["cafe", "cafe\u0301", "CAF\u00c9", "bar"], 4, 5) == ("caf\u00e9", ["bar"])
+
+
+def test_the_clue_givers_rule_is_open_plays_echo_rule() -> None:
+    """One rule for both sides of the game: a pictogram names a word exactly when open play would
+    not offer that word back for the pictogram as a hint."""
+    from pictorank.lexicon.echo import echoes, hint_stems, named_among
+
+    descriptions = ["cat, feline (animal), felid", "tower", "sun", "ice cream (cone)", "knife, sword", "light"]
+    for word in ("cats", "towers", "sunflower", "ice cream", "knives", "Cat's", "ho\u200bwer", "lighthouse"):
+        expected = [echoes(word, hint_stems([d])) for d in descriptions]
+        assert [names_word(d, word) for d in descriptions] == expected
+        assert named_among(descriptions, [word]) == expected
+    assert named_among(descriptions, ["dog", "towers", "knife"]) == [False, True, False, False, True, False]

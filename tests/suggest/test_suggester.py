@@ -40,7 +40,7 @@ def test_suggestions_follow_the_rules(suggester: Suggester, vocab) -> None:
         assert 1 <= len(suggestions) <= 4
         for suggestion in suggestions:
             assert 2 <= len(suggestion.pictograms) <= 3
-            assert is_valid_clue(suggestion.descriptions, word)
+            assert is_valid_clue(suggestion.descriptions, word, ["dog", "bird", "rose"])
             assert suggestion.pictograms[0].role == "main idea" and suggestion.pictograms[0].reason
             assert all(vocab.descriptions[p.id] == p.description for p in suggestion.pictograms)
             assert 1 <= suggestion.rank <= 4 and suggestion.options == 4
@@ -127,7 +127,7 @@ def _single_clue_words(train_puzzles, vocab) -> list:
     for p in train_puzzles[:SLICE]:
         count[p.answer] = count.get(p.answer, 0) + 1
     return [p for p in train_puzzles[:SLICE] if count[p.answer] == 1 and len(set(p.hints)) == len(p.hints) <= 4
-            and is_valid_clue(vocab.describe(p.hints), p.answer)]
+            and is_valid_clue(vocab.describe(p.hints), p.answer, [o for o in p.options if o != p.answer])]
 
 
 def test_a_train_clue_comes_first_only_when_the_guesser_picks_its_word(suggester: Suggester, train_puzzles,

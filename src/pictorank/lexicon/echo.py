@@ -7,6 +7,9 @@ crude stem (plural, -ing, -ed, a doubled final consonant), or an irregular form 
 scripts/build_inflection_table.py). A compound or phrase that adds a word ("snowfall", "rain
 water" for sky + water + falling) is a real guess and stays; so does a derivation ("farmer" for
 person + farm), which is how many Bliss answers are made.
+
+The clue-giver keeps the same rule from the other side (`names`): a pictogram whose description
+the secret word, or a word the guesser must not pick, restates is never part of its clue.
 """
 
 from __future__ import annotations
@@ -15,13 +18,14 @@ import gzip
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
 from pictorank.lexicon.words import without_qualifier
 from pictorank.puzzles import visible_text
 
 INFLECTIONS = Path(__file__).resolve().parent / "wordnet" / "inflections.tsv.gz"
 _WORD = re.compile(r"[a-z0-9']+")
+_POSSESSIVE = re.compile(r"(?<=[a-z0-9])'s\b")
 _SUFFIXES = ("ing", "ied", "ies", "ed", "es", "s")
 
 
@@ -59,8 +63,10 @@ def word_stems(word: str, forms: Mapping[str, frozenset[str]]) -> set[str]:
 
 
 def words_of(text: str) -> list[str]:
-    """The words of `text` as a reader sees them: invisible characters cannot hide a hint's word."""
-    return _WORD.findall(without_qualifier(visible_text(text)).casefold())
+    """The words of `text` as a reader sees them: invisible characters cannot hide a hint's word,
+    and a possessive is its word ("dog's" is dog)."""
+    plain = without_qualifier(visible_text(text)).casefold().replace("\u2019", "'")
+    return _WORD.findall(_POSSESSIVE.sub("", plain))
 
 
 def hint_stems(hints: Iterable[str], related: Mapping[str, frozenset[str]] | None = None) -> frozenset[str]:
@@ -77,6 +83,39 @@ def hint_stems(hints: Iterable[str], related: Mapping[str, frozenset[str]] | Non
 
 def echoes(guess: str, stems: frozenset[str]) -> bool:
     """Whether every word of `guess` is one of the hints' words (by stem, irregular forms included)."""
-    words = words_of(guess)
+    forms = _guess_forms(guess)
+    return bool(forms) and all(f & stems for f in forms)
+
+
+def _guess_forms(guess: str) -> list[set[str]]:
+    """The stems each word of `guess` counts as."""
     forms = irregular_inflections()
-    return bool(words) and all(word_stems(w, forms) & stems for w in words)
+    return [word_stems(w, forms) for w in words_of(guess)]
+
+
+def names(description: str, word: str) -> bool:
+    """Whether a pictogram with this description names `word`, so that it may not clue it: the
+    word restates the description as a guess restates its hints (the rule above, one rule for
+    open play's guesses and the clue-giver's pictograms). `cat` names cats and Cat's; parts of
+    the word do not name it (`sun` and `flower` for sunflower, `card` for credit card)."""
+    return echoes(word, _description_stems(description))
+
+
+def named_among(descriptions: Sequence[str], words: Sequence[str]) -> list[bool]:
+    """For each description, whether it names one of `words` (`names`), all checked at once: only
+    a description sharing a stem with the words can name one (a request checks every pictogram
+    against up to a hundred words)."""
+    targets = [f for f in map(_guess_forms, words) if f]
+    anywhere = set().union(*(stems for forms in targets for stems in forms))
+    named = []
+    for description in descriptions:
+        stems = _description_stems(description)
+        named.append(not stems.isdisjoint(anywhere) and any(all(f & stems for f in forms) for forms in targets))
+    return named
+
+
+@lru_cache(maxsize=8192)
+def _description_stems(description: str) -> frozenset[str]:
+    """A pictogram's stems, once per process: the clue-giver checks every description for every
+    request."""
+    return hint_stems([description])

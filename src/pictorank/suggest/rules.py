@@ -1,9 +1,11 @@
 """The game's rules for a clue-giver, and the checks on what a caller may ask for.
 
-Rule: a clue may not use a pictogram that *names* the secret word, i.e. one of whose
-comma-separated synonyms is the word or an inflection of it (`cat` may not clue `cats`); parts
-of the word are fine (`sun` and `flower` for `sunflower`, `card` for `credit card`). A clue never
-repeats a pictogram. Everything here works on plain text, so it holds for any vocabulary.
+Rule: a clue may not use a pictogram that *names* the secret word or a word the guesser must not
+pick instead (`avoid`): one whose description the word restates, inflections included (`cat` may
+not clue `cats`, nor `tower` a clue that must not read as tower); parts of the word are fine
+(`sun` and `flower` for `sunflower`, `card` for `credit card`). It is open play's echo rule
+(`pictorank.lexicon.echo`). A clue never repeats a pictogram. Everything here works on plain text,
+so it holds for any vocabulary.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import unicodedata
 from typing import Sequence
 
 from pictorank.errors import UsageError
+from pictorank.lexicon.echo import names
 from pictorank.puzzles import is_blank
 
 MAX_WORD_LENGTH = 100  # as the HTTP API's MAX_TEXT_LENGTH: a word is an option, options are <= 100 chars
@@ -82,14 +85,15 @@ def same_word(a: Sequence[str], b: Sequence[str]) -> bool:
 
 
 def names_word(description: str, word: str) -> bool:
-    """Whether a pictogram with this description names `word` (the rule: it may not clue it)."""
-    target = words_of(word) or _words(word)
-    return any(same_word(words_of(s) or _words(s), target) for s in synonyms(description))
+    """Whether a pictogram with this description names `word` (the rule: it may not clue it), by
+    open play's echo rule (`pictorank.lexicon.echo.names`): one rule for both sides of the game."""
+    return names(description, word)
 
 
-def is_valid_clue(descriptions: Sequence[str], word: str) -> bool:
-    """A clue follows the rules: no pictogram names the word, and no pictogram repeats."""
-    return len(set(descriptions)) == len(descriptions) and not any(names_word(d, word) for d in descriptions)
+def is_valid_clue(descriptions: Sequence[str], word: str, avoid: Sequence[str] = ()) -> bool:
+    """A clue follows the rules: no pictogram names the word or an avoid word, and none repeats."""
+    return len(set(descriptions)) == len(descriptions) and not any(
+        names_word(d, w) for d in descriptions for w in (word, *avoid))
 
 
 # -- what callers may ask for ---------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """The clue-giver: ordered pictograms for a secret word, chosen to look like a person's clue and
 to make a guesser pick the word over the words it must not be confused with.
 
-1. Score every allowed pictogram (the game rule removes any that names the word) with the
+1. Score every allowed pictogram (the game rule removes any that names the word or a word to
+   avoid: `pictorank.suggest.rules`) with the
    :class:`~pictorank.suggest.model.ClueModel`: P(main idea), P(specifier), P(in the clue);
    P(main idea) includes the main-idea tower's opinion (:mod:`pictorank.suggest.tower`).
 2. Candidates: each of the likeliest main ideas followed by every subset of the pictograms
@@ -49,12 +50,13 @@ from typing import Sequence
 import numpy as np
 
 from pictorank.encoders import Encoder
+from pictorank.lexicon.echo import named_among
 from pictorank.errors import UsageError
 from pictorank.puzzles import HintVocabulary
 from pictorank.query import Query, joined_text, seed_text
 from pictorank.ranker import Ranker, SeedRanker
 from pictorank.suggest.model import ClueModel, PictogramScores
-from pictorank.suggest.rules import check_request, names_word, same_word, words_of
+from pictorank.suggest.rules import check_request, same_word, words_of
 
 MAIN_IDEAS = 3  # main ideas tried (chosen on train folds: step 6)
 SPECIFIERS = 5  # specifiers tried after each main idea (chosen on train folds: step 6)
@@ -200,10 +202,10 @@ class Suggester:
     def _judged(self, word: str, avoid: list[str], max_length: int, use_known: bool) -> tuple:
         """Steps 1-5 and the guesser's judgement: the word's vector, its pictogram scores, the
         options, the shortlist (train clues of the word first) and each one's (margin, rank)."""
+        allowed = self._allowed(word, avoid)
         vector = self._word_vector(word, avoid)
         if not avoid:
             avoid = self.hardest_neighbours(word, vector)
-        allowed = self._allowed(word)
         scores = self.model.score(word, vector, allowed)
         candidates = self._candidates(scores, max_length)
         known = self._known(word, allowed, max_length, scores) if use_known else []
@@ -227,7 +229,7 @@ class Suggester:
         if not hint_ids or any(h not in description_of for h in hint_ids):
             raise UsageError(f"not a clue in this vocabulary: {list(hint_ids)[:6]}")
         clue = tuple(self.model.index_[description_of[h]] for h in hint_ids)
-        allowed = self._allowed(word)
+        allowed = self._allowed(word, avoid)
         if len(set(clue)) < len(clue) or not allowed[list(clue)].all():  # the game rule: no clue of ours
             raise UsageError(f"not a clue of {word!r} by the game's rule: {list(hint_ids)[:6]}")
         vector = self._word_vector(word, avoid)
@@ -248,9 +250,10 @@ class Suggester:
         vectors = self.encoder.encode([word, *avoid, *([gloss] if gloss is not None else [])])
         return self.model.reading(vectors[0], vectors[-1] if gloss is not None else None)
 
-    def _allowed(self, word: str) -> np.ndarray:
-        """The pictograms a clue of `word` may use: usable ones that do not name the word (the game rule)."""
-        return self._usable & np.array([not names_word(d, word) for d in self.model.descriptions_])
+    def _allowed(self, word: str, avoid: Sequence[str]) -> np.ndarray:
+        """The pictograms a clue of `word` may use: usable ones that name neither the word nor a
+        word to avoid (the game rule: a clue showing "tower" reads as tower, whatever it is for)."""
+        return self._usable & ~np.array(named_among(self.model.descriptions_, [word, *avoid]), dtype=bool)
 
     def hardest_neighbours(self, word: str, vector: np.ndarray | None = None,
                            count: int = HARDEST_NEIGHBOURS) -> list[str]:
