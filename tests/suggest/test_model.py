@@ -107,3 +107,21 @@ def test_a_damaged_shipped_fit_is_refused_in_the_log_and_the_clues_fitted_anew(
     assert served.clues_ == model.clues_
     assert "refusing the clue model in" in caplog.text and "clue_model.npz: corrupt" in caplog.text
     assert len(list((tmp_path / "cache" / "suggest").iterdir())) == 1  # fitted anew, into the cache
+
+
+@pytest.mark.parametrize("classes", [2, 5])
+def test_a_saved_probe_gives_scikit_learns_probabilities_without_it(classes: int) -> None:
+    """A service reads the main-idea probe without scikit-learn (and so without scipy): its
+    probabilities are scikit-learn's to the last bits, for two classes and for many."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    from pictorank.suggest.model import Probe
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 8))
+    y = rng.integers(0, classes, size=60) * 3  # labels need not be 0..n-1
+    fitted = LogisticRegression(C=10.0, max_iter=3000).fit(X, y)
+    probe = Probe(fitted.coef_, fitted.intercept_, fitted.classes_)
+    queries = rng.normal(size=(20, 8))
+    np.testing.assert_allclose(probe.predict_proba(queries), fitted.predict_proba(queries), rtol=0, atol=1e-12)

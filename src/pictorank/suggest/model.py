@@ -75,7 +75,6 @@ from pictorank.suggest.tower import TOWER_DIR, fit_tower, load_tower, main_idea_
 
 if TYPE_CHECKING:
     import lightgbm as lgb
-    from sklearn.linear_model import LogisticRegression
 
 SIGNALS = ("probe", "knn_first", "knn_rest", "cos_description", "cos_synonym")
 FEATURES = (
@@ -116,6 +115,26 @@ class PictogramScores:
     neighbours: list[int]  # train clues of the nearest answers, nearest first
 
 
+@dataclass(frozen=True)
+class Probe:
+    """A fitted logistic regression as scikit-learn leaves it (`coef_`, `intercept_`, `classes_`),
+    applied with scikit-learn's own formula: the softmax of X @ coef_.T + intercept_ over the
+    classes (two classes: the logistic of the one column). Fitting needs scikit-learn; reading a
+    saved fit does not, so a service installs no scikit-learn or scipy."""
+
+    coef_: np.ndarray
+    intercept_: np.ndarray
+    classes_: np.ndarray
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        decision = X @ self.coef_.T + self.intercept_
+        if decision.shape[1] == 1:
+            positive = 1.0 / (1.0 + np.exp(-decision[:, 0]))
+            return np.column_stack([1.0 - positive, positive])
+        exponentials = np.exp(decision - decision.max(axis=1, keepdims=True))
+        return exponentials / exponentials.sum(axis=1, keepdims=True)
+
+
 class Memory:
     """The tables one set of train clues gives: neighbours, counts, and the main-idea probe."""
 
@@ -137,7 +156,7 @@ class Memory:
         self.neighbours = neighbours
         self.temperature = temperature
         self.probe_c = probe_c
-        self.probe: "LogisticRegression | None" = None
+        self.probe: Probe | None = None
 
     def fit_probe(self) -> "Memory":
         from sklearn.linear_model import LogisticRegression  # lazy: scikit-learn is slow to import
@@ -147,7 +166,8 @@ class Memory:
             # Many main ideas over few words is what this probe is for (a small vocabulary's train
             # clues, e.g. 63 ELCo phrases): scikit-learn's "could be a regression" hint is noise.
             warnings.filterwarnings("ignore", message="The number of unique classes", category=UserWarning)
-            self.probe = LogisticRegression(C=self.probe_c, max_iter=3000).fit(self.vectors, labels)
+            fitted = LogisticRegression(C=self.probe_c, max_iter=3000).fit(self.vectors, labels)
+        self.probe = Probe(fitted.coef_, fitted.intercept_, fitted.classes_)
         return self
 
     def probe_log_probability(self, vectors: np.ndarray) -> np.ndarray:
@@ -431,7 +451,6 @@ class ClueModel:
         model that loads and clues differently.
         """
         import lightgbm as lgb
-        from sklearn.linear_model import LogisticRegression
 
         directory = Path(directory)
         config = _checked_config(directory)
@@ -459,10 +478,7 @@ class ClueModel:
                 raise ValueError("its classifiers read other features than this pictorank makes")
             memory = Memory(model.clues_, model.clue_vectors_, len(model.descriptions_), model.probe_c,
                             model.neighbours, model.temperature)
-            probe = LogisticRegression(C=model.probe_c)
-            probe.coef_, probe.intercept_ = arrays["probe_coef"], arrays["probe_intercept"]
-            probe.classes_ = arrays["probe_classes"]
-            memory.probe = probe
+            memory.probe = Probe(arrays["probe_coef"], arrays["probe_intercept"], arrays["probe_classes"])
             model.memory_ = memory
             model.tower_ = load_tower(directory) if model.tower_epochs > 0 else None
         except (KeyError, TypeError, ValueError, lgb.basic.LightGBMError) as exc:
