@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import puzzle_row, write_hints, write_rows
+from helpers import DATA, puzzle_row, write_hints, write_rows
 
 from pictorank.encoders import memo as encoder_module
 from pictorank.cli import build_parser, main
@@ -465,3 +465,21 @@ def test_model_folders_are_named_by_their_short_names_in_tables() -> None:
     result = evaluate_rankings(puzzles, [["seal", "rose"]])
     lines = format_table({"cosine": result, "a-model-folder-with-a-name-of-forty-chars": result}).splitlines()
     assert len({len(line) for line in lines}) == 1  # every row as wide as the header: columns aligned
+
+
+def test_a_full_disk_is_one_line_not_a_traceback(monkeypatch, capsys, tmp_path) -> None:
+    """A full or read-only disk under a command (the cache, the model folder) ended `train` in a
+    traceback: it is one line naming the problem and the file, exit 1 (the system, not the input)."""
+    import errno
+
+    import pictorank.cli as cli
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "cache" / "model.onnx"))
+
+    monkeypatch.setattr(cli, "train_model", full)
+    code = cli.main(["train", "--train", str(DATA / "train.csv"), "--hints", str(DATA / "hint_descriptions.csv"),
+                     "--out", str(tmp_path / "model")])
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("\n") == 1
+    assert "No space left on device" in err and "model.onnx" in err

@@ -326,6 +326,27 @@ def test_a_cache_of_another_width_is_not_read(tmp_path: Path) -> None:
     assert model.calls == [["seal"]]
 
 
+def test_a_cache_of_another_width_is_not_read_before_the_base_model_loads(tmp_path: Path) -> None:
+    """The base encoder loads its model only when it meets a new string: a cache of another width
+    was kept until then, and stacking its vectors with fresh ones ended in a traceback."""
+    from pictorank.encoders import base_model_version
+    from pictorank.encoders.memo import BASE_DIMENSION
+
+    lazy = Encoder(model_id=base_model_version(), cache_dir=tmp_path)
+    stub = Encoder(model=StubModel(dimension=5), model_id="stub", cache_dir=tmp_path)
+    stub.warm(["seal"])
+    (written,) = tmp_path.glob("*.npz")
+    with np.load(written) as stored:
+        arrays = dict(stored)
+    np.savez(lazy._cache_file(), **{**arrays, "key": np.array(lazy.cache_key)})
+    again = Encoder(model_id=base_model_version(), cache_dir=tmp_path)
+    assert again._model is None and "seal" not in again._vectors  # refused, and nothing loaded to refuse it
+    good = np.zeros((1, BASE_DIMENSION), np.float32)
+    good[0, 0] = 1.0
+    np.savez(lazy._cache_file(), **{**arrays, "key": np.array(lazy.cache_key), "vectors": good})
+    assert "seal" in Encoder(model_id=base_model_version(), cache_dir=tmp_path)._vectors
+
+
 def test_a_folders_exact_vectors_win_over_its_int8_ones() -> None:
     """A word both in the shipped vocabulary (float32) and in the lexicon (int8 codes) reads the
     exact vector, whichever was handed over first."""

@@ -38,6 +38,7 @@ from pictorank.train import TrainConfig, TrainingFiles, train_model
 from pictorank.train.estimate import format_estimate
 
 EXIT_BAD_INPUT = 2
+EXIT_SYSTEM = 1  # the disk or the system failed (full, read-only), not the input
 
 
 def _add_ranker_args(parser: argparse.ArgumentParser) -> None:
@@ -289,7 +290,7 @@ def cmd_lexicon(args: argparse.Namespace) -> int:
     stored = store_lexicon(model_dir, settings, args.lexicon, args.space, files)
     seconds = time.perf_counter() - started
     print(f"stored {stored_words(stored)} ({args.lexicon}, {stored.space} space) in "
-          f"{model_dir / lexicon_store.LEXICON_FILE} in {seconds:.0f} s")
+          f"{lexicon_store.stored_file(model_dir) or model_dir / lexicon_store.LEXICON_CONFIG} in {seconds:.0f} s")
     return 0
 
 
@@ -575,6 +576,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PictorankError as exc:
         print(f"pictorank: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except OSError as exc:  # the disk, not the input: full, read-only, gone (ENOSPC, EROFS, EIO)
+        print(f"pictorank: error: {exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}", file=sys.stderr)
+        return EXIT_SYSTEM
     except KeyboardInterrupt:
         print("pictorank: interrupted", file=sys.stderr)
         return 130

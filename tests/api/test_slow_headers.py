@@ -200,3 +200,21 @@ def test_a_malformed_request_gets_the_services_json_400_with_nosniff(live_server
     assert head.startswith(b"HTTP/1.1 400")
     assert b"content-type: application/json" in head.lower() and b"x-content-type-options: nosniff" in head.lower()
     assert json.loads(body)["detail"][0]["type"] == "bad_request"
+
+
+def test_a_cap_of_one_connection_serves_one(api_service) -> None:
+    """PICTORANK_MAX_CONNECTIONS=N served N-1, so 1 refused everything: one connection at a time
+    is served, a second beside it is refused in JSON."""
+    settings = Settings(max_connections=1, port=free_port())
+    with in_thread(create_app(settings, service=api_service), uvicorn_options(settings)) as address:
+        url = f"http://{address}"
+        with httpx.Client(base_url=url, timeout=10) as client:
+            assert client.get("/health").status_code == 200
+            assert client.post("/rank", json=OK).status_code == 200
+            stalled = _open(url, b"GET /")
+            try:
+                time.sleep(0.2)
+                refused = client.get("/health")
+            finally:
+                stalled.close()
+        assert refused.status_code == 503 and refused.json()["detail"][0]["type"] == "over_capacity"

@@ -35,3 +35,20 @@ def test_the_lexicon_command_refuses_a_missing_model_or_a_fine_tuned_space_it_la
     assert main(["lexicon", "--model", str(tmp_path / "model"), "--space", "ft", "--no-cache"]) == 2
     err = capsys.readouterr().err
     assert "no fine-tuned encoder" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_read_only_model_folder_is_refused_before_any_embedding(tmp_path, monkeypatch, capsys) -> None:
+    """On a read-only folder `pictorank lexicon` worked for minutes, then ended in an OSError
+    traceback: it is refused up front, in one line (exit 2). (Root may write anywhere, so the
+    folder's read-only state is what os.access reports.)"""
+    import os
+
+    from pictorank.cli import main
+
+    model = tmp_path / "model"
+    model.mkdir()
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode: False if str(path) == str(model) else real_access(path, mode))
+    assert main(["lexicon", "--model", str(model)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "read-only" in err

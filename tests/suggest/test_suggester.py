@@ -220,6 +220,24 @@ def test_a_damaged_cached_fit_is_refitted_and_the_first_fit_in_place_is_served(
     assert served.mean_length_ == 9.0 and [p.name for p in (cache / "suggest").iterdir()] == [folder.name]
 
 
+def test_a_staging_folder_a_killed_fit_left_is_removed_by_the_next_fit(encoder, vocab, train_puzzles,
+                                                                        tmp_path: Path) -> None:
+    """A fit killed while saving left its staging folder in the cache for good: the next fit of
+    that key removes those of dead processes."""
+    import subprocess
+    import sys
+
+    from pictorank.suggest.model import fitted_key
+
+    queries, descriptions = to_queries(train_puzzles[:TINY], vocab), list(vocab.descriptions.values())
+    key = fitted_key(ClueModel(encoder, **NO_TOWER), queries, descriptions)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    left = tmp_path / "cache" / "suggest" / f".{key[:24]}.{dead.stdout.strip()}.abc123"
+    left.mkdir(parents=True)
+    fit_or_load(queries, descriptions, encoder, tmp_path / "cache", **NO_TOWER)
+    assert [p.name for p in (tmp_path / "cache" / "suggest").iterdir()] == [key[:24]]
+
+
 def test_a_shipped_fit_is_read_not_refitted_and_another_fit_is_ignored(
         clue_model: ClueModel, encoder, vocab, train_puzzles, tmp_path: Path, monkeypatch) -> None:
     """A model folder's clue model (`shipped`, written by `pictorank train`) serves a service with

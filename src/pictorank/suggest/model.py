@@ -64,7 +64,7 @@ import numpy as np
 
 from pictorank.artifacts import check_files, check_versions, fit_versions, library_versions, read_json, sha256_file, write_json
 from pictorank.encoders import Encoder, base_model_version
-from pictorank.encoders.memo import CACHE_FORMAT
+from pictorank.encoders.memo import CACHE_FORMAT, remove_dead_writers
 from pictorank.errors import ModelError, NotFittedError
 from pictorank.evaluation.folds import answer_folds
 from pictorank.query import Query
@@ -568,7 +568,8 @@ def fit_or_load(queries: Sequence[Query], descriptions: Sequence[str], encoder: 
         return model
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+        remove_dead_writers(folder.parent, f".{folder.name}", "")  # stagings of killed fits
+        staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.{os.getpid()}.", dir=folder.parent))
         staging.chmod(0o755)  # mkdtemp makes it private; the cache is shared like the rest of it
         model.save(staging, key)
     except OSError:

@@ -30,6 +30,7 @@ import pandas as pd
 
 from pictorank.artifacts import library_versions
 from pictorank.encoders import Encoder, base_model_version, load_base_model, load_model_dir
+from pictorank.encoders.memo import remove_dead_writers
 from pictorank.errors import UsageError
 from pictorank.evaluation.folds import answer_folds
 from pictorank.features import FeatureExtractor, feature_names
@@ -106,6 +107,7 @@ def _keep(model: Any, stored: Path, log: Log) -> None:
     tmp = stored.with_name(stored.name + f".{os.getpid()}.tmp")
     try:
         stored.parent.mkdir(parents=True, exist_ok=True)
+        remove_dead_writers(stored.parent, stored.name, ".tmp")  # what a killed run left half-saved
         model.save(str(tmp))
         os.replace(tmp, stored)
     except OSError as exc:
