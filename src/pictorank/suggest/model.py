@@ -71,7 +71,7 @@ from pictorank.query import Query
 from pictorank.suggest.glossary import GLOSSARY, Glossary
 from pictorank.suggest.parts import PartIndex
 from pictorank.suggest.rules import synonyms
-from pictorank.suggest.tower import TOWER_DIR, fit_tower, load_tower, main_idea_probabilities, save_tower
+from pictorank.suggest.tower import TOWER_DIR, as_saved, fit_tower, load_tower, main_idea_probabilities, save_tower
 
 if TYPE_CHECKING:
     import lightgbm as lgb
@@ -277,8 +277,9 @@ class ClueModel:
         self.memory_ = self._memory(range(len(self.clues_)))
         self.tower_ = None
         if self.tower_epochs > 0:
-            self.tower_ = fit_tower([c.answer for c in self.clues_], [c.pictograms[0] for c in self.clues_],
-                                    self.description_vectors_, self.tower_epochs, self.tower_learning_rate, self.seed)
+            fitted = fit_tower([c.answer for c in self.clues_], [c.pictograms[0] for c in self.clues_],
+                               self.description_vectors_, self.tower_epochs, self.tower_learning_rate, self.seed)
+            self.tower_ = as_saved(fitted)  # the export a saved fit holds, so that saving changes nothing
         return self
 
     def _set_vocabulary(self, descriptions: list[str]) -> None:

@@ -17,8 +17,10 @@ does better on val than 1e-4 (figures: docs/experiments/clue-giver.md).
 Only the word side is trained (the descriptions keep the base vectors the clue model already
 holds), with a plain PyTorch loop as in pictorank.train.finetune: a softmax over every
 description at the logit scale of MultipleNegativesRankingLoss. A fitted tower runs on PyTorch;
-a saved one is an fp32 ONNX export (the same vectors, to float rounding), so a service that loads a
-clue model never imports torch.
+a saved one is an int8 ONNX export (SAVED_PRECISION), so a service that loads a clue model never
+imports torch. int8, as the served base encoder: a quarter of the fp32 export's size, and on train
+folds it ranks the held-out words' main ideas as the fp32 export does (bench/tower_precision.py;
+docs/experiments/clue-giver.md). A tower saved in fp32 before loads as it was saved.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ import copy
 import os
 import random
 import shutil
+import tempfile
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, Sequence
 
@@ -40,6 +44,7 @@ if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
 TOWER_DIR = "main_idea_tower"  # beside clue_model.json
+SAVED_PRECISION = "int8"
 SCALE = 20.0  # inverse temperature of the cosine logits, as in MultipleNegativesRankingLoss
 BATCH_SIZE = 32
 WARMUP_FRACTION = 0.1
@@ -103,8 +108,24 @@ def main_idea_probabilities(tower: TextEncoder, word: str, description_vectors: 
     return weights / weights.sum()
 
 
+def as_saved(tower: "SentenceTransformer") -> OnnxSentenceEncoder:
+    """The fitted tower as `save_tower` writes it and `load_tower` reads it back (its int8 export,
+    in a private folder removed with the object): a fit used before or without saving gives the
+    clues a saved one gives."""
+    directory = Path(tempfile.mkdtemp(prefix="pictorank-tower-"))
+    try:
+        export_onnx(tower, directory / TOWER_DIR, SAVED_PRECISION)
+        saved = OnnxSentenceEncoder(directory / TOWER_DIR)
+    except BaseException:
+        shutil.rmtree(directory, ignore_errors=True)
+        raise
+    weakref.finalize(saved, shutil.rmtree, directory, True)
+    return saved
+
+
 def save_tower(tower: "SentenceTransformer | OnnxSentenceEncoder", directory: str | os.PathLike) -> None:
-    """Write the tower as an fp32 ONNX export into `directory`/TOWER_DIR (copied when it already is one)."""
+    """Write the tower as an ONNX export (SAVED_PRECISION) into `directory`/TOWER_DIR (copied when it
+    already is one)."""
     target = Path(directory) / TOWER_DIR
     if isinstance(tower, OnnxSentenceEncoder) and tower.directory.resolve() == target.resolve():
         return  # saving a loaded model into its own folder: the export is already there
@@ -112,7 +133,7 @@ def save_tower(tower: "SentenceTransformer | OnnxSentenceEncoder", directory: st
     if isinstance(tower, OnnxSentenceEncoder):
         shutil.copytree(tower.directory, target)
     else:
-        export_onnx(tower, target, "fp32")
+        export_onnx(tower, target, SAVED_PRECISION)
 
 
 def load_tower(directory: str | os.PathLike) -> OnnxSentenceEncoder:
