@@ -45,3 +45,26 @@ def test_the_answer_is_among_the_first_ten_guesses(client: TestClient, hints: li
     body = client.post("/rank", json={"hint_texts": hints, "top_k": 10}).json()
     assert body["mode"] == "open_vocabulary"
     assert any(matches(guess, answer) for guess in body["ranking"]), body["ranking"]
+
+
+def test_no_list_of_guesses_holds_two_spellings_of_one_word(client: TestClient) -> None:
+    """"air traveler" and "air traveller" were two of the same ten guesses: over val's clues, no
+    top 10 holds two spellings of one word (pictorank.lexicon.spellings), nor a word twice."""
+    from helpers import DATA
+    from pictorank.lexicon import DEFAULT_SOURCE, guess_key, load_lexicon
+    from pictorank.lexicon.glosses import read_glosses
+    from pictorank.lexicon.spellings import spelling_groups
+    from pictorank.puzzles import load_hints, load_puzzles
+
+    lexicon = load_lexicon(DEFAULT_SOURCE)
+    spellings = spelling_groups(lexicon.words, read_glosses(), lexicon.frequencies())
+    vocab = load_hints(DATA / "hint_descriptions.csv")
+    clues = [{"hints": list(p.hints), "top_k": 10} for p in load_puzzles(DATA / "val.csv", vocab)]
+    twice = []
+    for start in range(0, len(clues), 32):  # 32 x 100 candidates: under the rows a request may rank
+        answers = client.post("/rank/batch", json={"puzzles": clues[start : start + 32]}).json()
+        for answer in answers["results"]:
+            keys = [guess_key(spellings.get(word, word)) for word in answer["ranking"]]
+            if len(set(keys)) < len(keys):
+                twice.append(answer["ranking"])
+    assert twice == []

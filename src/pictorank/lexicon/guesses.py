@@ -26,24 +26,27 @@ def _standardised(values: np.ndarray) -> np.ndarray:
 
 
 def playable(hints: Sequence[str], options: Sequence[str],
-             related: Mapping[str, frozenset[str]] | None = None) -> list[str]:
+             related: Mapping[str, frozenset[str]] | None = None,
+             spellings: Mapping[str, str] | None = None) -> list[str]:
     """`options` (nearest first) without the hints' own words and without repeats of a guess: a
     word met in several forms keeps the place of the first, in its plain form when it was met
-    ("library" for "library (building)", which it matches) and otherwise its first. `related`:
-    see `hint_stems`."""
+    ("library" for "library (building)", which it matches) and otherwise its first. `spellings`:
+    word -> the spelling its word is shown in (pictorank.lexicon.spellings), so that two spellings
+    are one guess too. `related`: see `hint_stems`."""
     stems = hint_stems(hints, related)
     place: dict[str, int] = {}
     kept: list[str] = []
     for option in options:
-        key = guess_key(option)
+        shown = spellings.get(option, option) if spellings else option
+        key = guess_key(shown)
         if key in place:
-            if option.strip().casefold() == key and kept[place[key]].strip().casefold() != key:
-                kept[place[key]] = option
+            if shown.strip().casefold() == key and kept[place[key]].strip().casefold() != key:
+                kept[place[key]] = shown
             continue
-        if echoes(option, stems):
+        if echoes(shown, stems) or echoes(option, stems):
             continue
         place[key] = len(kept)
-        kept.append(option)
+        kept.append(shown)
     return kept
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import faiss
 import numpy as np
@@ -20,6 +20,8 @@ import numpy as np
 from pictorank.encoders import Encoder, Encoders, StoredVectors
 from pictorank.errors import DataError, UsageError
 from pictorank.lexicon import Lexicon, load_lexicon, playable
+from pictorank.lexicon.glosses import read_glosses
+from pictorank.lexicon.spellings import spelling_groups
 from pictorank.lexicon.words import read_table
 from pictorank.lexicon import store as lexicon_store
 from pictorank.puzzles import load_puzzles
@@ -51,11 +53,14 @@ class VocabularyIndex:
     source : "data" (the data's words), "wordnet" or a word list's path.
     glosses, gloss_encoder : the stored gloss vectors (base space) searched beside the words, and
         the base encoder that embeds a clue for them; None to search by word only.
+    spellings : word -> the spelling its word is shown in, for the words spelled several ways
+        (pictorank.lexicon.spellings): one guess, not two.
     """
 
     def __init__(self, words: Sequence[str], index: faiss.Index, encoder: Encoder | None = None,
                  zipf: dict[str, float] | None = None, source: str = "data",
-                 glosses: StoredVectors | None = None, gloss_encoder: Encoder | None = None) -> None:
+                 glosses: StoredVectors | None = None, gloss_encoder: Encoder | None = None,
+                 spellings: Mapping[str, str] | None = None) -> None:
         if index.ntotal != len(words):
             raise ValueError(f"index holds {index.ntotal} vectors for {len(words)} words")
         self.words = list(words)
@@ -65,6 +70,7 @@ class VocabularyIndex:
         self.source = source
         self.glosses = glosses  # open play's ranker reads them too
         self.gloss_encoder = gloss_encoder
+        self.spellings = spellings or {}
 
     @classmethod
     def build(cls, words: Iterable[str], encoder: Encoder) -> "VocabularyIndex":
@@ -95,7 +101,9 @@ class VocabularyIndex:
             if glosses is not None and base is not None:
                 part = np.hstack([part, lexicon_store.gloss_search_vectors(words[start : start + _SLICE], glosses, base)])
             index.add(np.ascontiguousarray(part, dtype=np.float32))
-        return cls(words, index, encoder, lexicon.frequencies(), lexicon.source, glosses, base)
+        frequencies = lexicon.frequencies()
+        spellings = spelling_groups(words, read_glosses(), frequencies)
+        return cls(words, index, encoder, frequencies, lexicon.source, glosses, base, spellings)
 
     def clue_vectors(self, texts: Sequence[str], fallback: Encoder) -> np.ndarray:
         """The vectors to search with for clue texts, in the index's space(s); `fallback`
@@ -121,10 +129,11 @@ class VocabularyIndex:
 
     def candidates(self, hint_lists: Sequence[Sequence[str]], wanted: int, fallback: Encoder) -> list[list[str]]:
         """Each clue's `wanted` candidates: the words nearest to its joined hints that a player
-        would take as guesses (no hint word, one form of each word: pictorank.lexicon.playable)."""
+        would take as guesses (no hint word, one form and one spelling of each word:
+        pictorank.lexicon.playable)."""
         clue_vectors = self.clue_vectors([joined_text(hints) for hints in hint_lists], fallback)
         found = self.search(clue_vectors, search_width(wanted))
-        return [playable(hints, words)[:wanted] for hints, words in zip(hint_lists, found)]
+        return [playable(hints, words, spellings=self.spellings)[:wanted] for hints, words in zip(hint_lists, found)]
 
 
 def vocabulary_words(puzzle_files: Sequence[Path], word_list: Path | None) -> list[str]:
