@@ -40,18 +40,16 @@ COPY data/bliss ./data/bliss
 
 FROM export AS model
 # models/default from the build context when it has one (the glob lets a context without it build
-# too); else trained here, as `make demo` trains it (about 25 minutes on 2 cores). TRAIN_ROWS
-# keeps the first rows of train.csv only and TRAIN_ARGS adds `pictorank train` options, for a quick
-# build (the image test: TRAIN_ROWS=300 TRAIN_ARGS="--no-finetune --no-lexicon").
-ARG TRAIN_ROWS=
+# too); else trained here on the bundled data, as `make demo` trains it (about 20 minutes on 2
+# cores). TRAIN_ARGS adds `pictorank train` options, e.g. "--no-finetune --no-lexicon" for a quick,
+# weaker model (the image test's). The clue model is fitted on the bundled train.csv, the one the
+# service's clue-giver reads, so /suggest serves it as it is.
 ARG TRAIN_ARGS=
 COPY README.md model[s] /ctx/models/
 RUN rm /ctx/models/README.md && find /ctx/models -mindepth 1 -maxdepth 1 ! -name default -exec rm -rf {} + \
     && if [ -f /ctx/models/default/ranker.json ]; then echo "serving the build context's models/default"; else \
-        train=data/bliss/train.csv; \
-        if [ -n "$TRAIN_ROWS" ]; then head -n "$((TRAIN_ROWS + 1))" "$train" > /tmp/train.csv; train=/tmp/train.csv; fi; \
-        rm -rf /ctx/models/default && /opt/venv/bin/pictorank train --train "$train" --val data/bliss/val.csv \
-            --hints data/bliss/hint_descriptions.csv --out /ctx/models/default $TRAIN_ARGS; \
+        rm -rf /ctx/models/default && /opt/venv/bin/pictorank train --train data/bliss/train.csv \
+            --val data/bliss/val.csv --hints data/bliss/hint_descriptions.csv --out /ctx/models/default $TRAIN_ARGS; \
     fi \
     && rm -rf /ctx/models/default/encoder && chmod -R a+rX /ctx/models
 # Served without the fine-tuned encoder's PyTorch weights (encoder/), which only a torch install

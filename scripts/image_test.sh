@@ -106,12 +106,12 @@ context_without_model() {
     echo "$context"
 }
 
-# The image built with no model in its context trains one (a quick one here: the first 300 train
-# rows, no fine-tuning, no lexicon) and serves it: ready, and it ranks and suggests.
+# The image built with no model in its context trains one (a quick one here: no fine-tuning, no
+# lexicon) and serves it: ready, and it ranks and suggests.
 check_trained_image() {
     local context container
     context=$(context_without_model)
-    build_image "$TRAINED_IMAGE" "$context" --build-arg TRAIN_ROWS=300 --build-arg TRAIN_ARGS="--no-finetune --no-lexicon"
+    build_image "$TRAINED_IMAGE" "$context" --build-arg TRAIN_ARGS="--no-finetune --no-lexicon"
     container=$(buildah from "$TRAINED_IMAGE")
     CONTAINER=$container
     start_server
