@@ -31,7 +31,7 @@ CHROMIUM = os.environ.get("PICTORANK_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 SCREENS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 800}}
-ASK_CLUE = ("animal", "water", "sun")  # searched in the pictograms, the first match added
+ASK_CLUE = ("animal", "stripe", "horse")  # searched in the pictograms, the first match added
 
 
 def _ready(url: str) -> bool:
@@ -68,8 +68,9 @@ def _guess(page: sync_api.Page, url: str) -> None:
     with page.expect_response("**/puzzles/random*"):
         page.goto(url + "/")
     with page.expect_response("**/puzzles/*/guess"):
-        page.keyboard.press("1")
-    sync_api.expect(page.locator("#guess-chart .bar-row").first).to_be_visible()
+        page.locator("#options button").first.click()
+    sync_api.expect(page.locator("#verdict")).to_be_visible()
+    sync_api.expect(page.locator("#guess-chart .bar-row").first).to_be_attached()
 
 
 def _ask(page: sync_api.Page, url: str) -> None:
@@ -90,9 +91,8 @@ def _clue(page: sync_api.Page, url: str) -> None:
     page.goto(url + "/")
     with page.expect_response("**/clues/random"):
         page.locator("#tab-give").click()
-    sync_api.expect(page.locator("#give-options button").first).to_be_visible()
     with page.expect_response("**/clues/*/guess"):
-        page.keyboard.press("1")
+        page.locator("#give-options button").first.click()
     sync_api.expect(page.locator("#give-verdict")).to_be_visible()
 
 
@@ -100,7 +100,7 @@ MODES = {"guess": _guess, "ask": _ask, "clue": _clue}
 
 
 def take(url: str, out: Path) -> list[Path]:
-    """Every mode on every screen, viewport-sized as the player sees it; the files written."""
+    """Every mode on every screen, the whole page (what a player scrolls through); the files written."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
     with sync_api.sync_playwright() as playwright:
@@ -111,7 +111,7 @@ def take(url: str, out: Path) -> list[Path]:
                 page = context.new_page()
                 play(page, url)
                 path = out / f"game_{screen}_{mode}.png"
-                page.screenshot(path=str(path))
+                page.screenshot(path=str(path), full_page=True)  # the ranking below the verdict too
                 written.append(path)
                 context.close()
         browser.close()

@@ -270,6 +270,9 @@ async function guess(option) {
   const position = result.answer_position === 1 ? "first" : `at position ${result.answer_position}`;
   verdict.append(el("span", { className: "help", textContent: ` pictorank ranked it ${position}.` }));
   verdict.hidden = false;
+  // "top 10" only when it is a top 10: all the options when there are as few (it said "top 10" over 4)
+  $("guess-ranking-title").textContent = result.ranking.length < puzzle.options.length
+    ? `pictorank's top ${result.ranking.length}` : "pictorank's ranking";
   renderChart($("guess-chart"), result.ranking, result.scores, { answer: result.answer, guess: option });
   $("guess-confidence").textContent = confidenceText(result.confidence, result.ranking[0], true);
   renderWhy($("guess-why"), result.explanations);
