@@ -70,7 +70,8 @@ def lexicon_only(index: VocabularyIndex) -> VocabularyIndex:
     zipf = {w: index.zipf[w] for w in words}
     flat = faiss.IndexFlatIP(vectors.shape[1])  # the vectors as stored: with their glosses', when searched so
     flat.add(np.ascontiguousarray(vectors, dtype=np.float32))
-    return VocabularyIndex(words, flat, index.encoder, zipf, index.source, index.glosses, index.gloss_encoder)
+    return VocabularyIndex(words, flat, index.encoder, zipf, index.source, index.glosses, index.gloss_encoder,
+                           index.spellings)
 
 
 def scored(rankers: dict, queries: list[Query]) -> dict[str, list[tuple[list[str], list[float]]]]:
