@@ -57,13 +57,14 @@ def test_no_list_of_guesses_holds_two_spellings_of_one_word(client: TestClient) 
     from pictorank.puzzles import load_hints, load_puzzles
 
     lexicon = load_lexicon(DEFAULT_SOURCE)
-    spellings = spelling_groups(lexicon.words, read_glosses(), lexicon.frequencies())
+    spellings = spelling_groups(lexicon.words, read_glosses())
     vocab = load_hints(DATA / "hint_descriptions.csv")
     clues = [{"hints": list(p.hints), "top_k": 10} for p in load_puzzles(DATA / "val.csv", vocab)]
     twice = []
-    for start in range(0, len(clues), 32):  # 32 x 100 candidates: under the rows a request may rank
-        answers = client.post("/rank/batch", json={"puzzles": clues[start : start + 32]}).json()
-        for answer in answers["results"]:
+    for start in range(0, len(clues), 16):  # 16 clues' candidates: under the texts a request may hold
+        response = client.post("/rank/batch", json={"puzzles": clues[start : start + 16]})
+        assert response.status_code == 200, response.text
+        for answer in response.json()["results"]:
             keys = [guess_key(spellings.get(word, word)) for word in answer["ranking"]]
             if len(set(keys)) < len(keys):
                 twice.append(answer["ranking"])

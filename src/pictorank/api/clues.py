@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import logging
 import multiprocessing
+import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -131,7 +132,12 @@ def fit_in_child(settings: Settings, model_dir: Path | None, train: Path, encode
 
 
 def _fit_and_exit(model_dir: Path | None, train: Path, settings: Settings, encoder_id: str) -> None:
-    """The child's work: its exit code says whether it fitted (0) or could not build the
-    service's encoder (3)."""
-    if not fit_into_cache(model_dir, train, settings.hints, settings, encoder_id):
+    """The child's work: its exit code says whether it fitted (0), could not build the service's
+    encoder (3), or could not fit (2, with one line: e.g. a serving install has no torch)."""
+    try:
+        fitted = fit_into_cache(model_dir, train, settings.hints, settings, encoder_id)
+    except PictorankError as exc:
+        print(f"pictorank: the clue model cannot be fitted here: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    if not fitted:
         raise SystemExit(3)

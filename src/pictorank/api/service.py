@@ -220,7 +220,7 @@ class RankingService:
             # as guesses are told apart: case, qualifier and, in open play, spelling
             spellings = self.index.spellings if clue.options is None and self.index is not None else {}
             excluded = {guess_key(spellings.get(word, word)) for word in clue.exclude}
-            kept = tuple(o for o in options if guess_key(o) not in excluded)
+            kept = tuple(o for o in options if guess_key(spellings.get(o, o)) not in excluded)
             queries.append(Query(clue.hints, kept if clue.options is not None else kept[: self.open_vocab_candidates]))
         return queries
 

@@ -31,22 +31,23 @@ def playable(hints: Sequence[str], options: Sequence[str],
     """`options` (nearest first) without the hints' own words and without repeats of a guess: a
     word met in several forms keeps the place of the first, in its plain form when it was met
     ("library" for "library (building)", which it matches) and otherwise its first. `spellings`:
-    word -> the spelling its word is shown in (pictorank.lexicon.spellings), so that two spellings
-    are one guess too. `related`: see `hint_stems`."""
+    word -> its spelling group's key (pictorank.lexicon.spellings), so that two spellings of a word
+    are one guess too, in the spelling met first. `related`: see `hint_stems`."""
     stems = hint_stems(hints, related)
     place: dict[str, int] = {}
     kept: list[str] = []
     for option in options:
-        shown = spellings.get(option, option) if spellings else option
-        key = guess_key(shown)
+        plain = guess_key(option)
+        key = guess_key(spellings.get(option, option)) if spellings else plain
         if key in place:
-            if shown.strip().casefold() == key and kept[place[key]].strip().casefold() != key:
-                kept[place[key]] = shown
+            first = kept[place[key]]
+            if option.strip().casefold() == plain and guess_key(first) == plain != first.strip().casefold():
+                kept[place[key]] = option  # the plain form of the word met first
             continue
-        if echoes(shown, stems) or echoes(option, stems):
+        if echoes(option, stems):
             continue
         place[key] = len(kept)
-        kept.append(shown)
+        kept.append(option)
     return kept
 
 

@@ -10,8 +10,11 @@ letter and is not an ending added to the other word, in words of at least MIN_LE
 So traveller/traveler, organisation/organization, centre/center and foetal/fetal are one word;
 an inflection (perceive/perceived), a prefix (distrust/mistrust) or another word
 (behold/beholden) is not, nor are "mum" and "mom", short enough for one edit to make another. "colour" has another first
-sense than "color" and stays apart. The group is shown in its most frequent spelling (the
-lexicon's Zipf frequency; ties alphabetically).
+sense than "color" and stays apart.
+
+A group is shown in the spelling retrieval meets first (`playable`): the one nearest the clue.
+Not the most frequent: the lexicon's frequencies of phrases are estimates from their words
+(wordfreq), which put "fire fighter" (Zipf 4.28) far above "firefighter" (3.37).
 """
 
 from __future__ import annotations
@@ -42,24 +45,24 @@ def same_word(a: str, b: str) -> bool:
             and OSA.distance(x, y, score_cutoff=MAX_EDITS) <= MAX_EDITS)
 
 
-def spelling_groups(words: Sequence[str], glosses: Mapping[str, str], zipf: Mapping[str, float]) -> dict[str, str]:
-    """Each word that has other spellings among `words` -> the spelling its group is shown in (the
-    most frequent); words with one spelling are left out. `glosses`: word -> its first sense's
+def spelling_groups(words: Sequence[str], glosses: Mapping[str, str]) -> dict[str, str]:
+    """Each word that has other spellings among `words` -> its group's key (the alphabetically
+    first spelling); words with one spelling are left out. `glosses`: word -> its first sense's
     definition (pictorank.lexicon.glosses)."""
     by_gloss: dict[str, list[str]] = defaultdict(list)
     for word in words:
         gloss = glosses.get(word)
         if gloss is not None:
             by_gloss[gloss].append(word)
-    shown: dict[str, str] = {}
+    groups: dict[str, str] = {}
     for group in by_gloss.values():
         if len(group) < 2:
             continue
         for members in _spelling_sets(group):
             if len(members) > 1:
-                best = min(members, key=lambda w: (-zipf.get(w, 0.0), w))
-                shown.update({w: best for w in members})
-    return shown
+                key = min(members)
+                groups.update({w: key for w in members})
+    return groups
 
 
 def _spelling_sets(words: list[str]) -> list[list[str]]:

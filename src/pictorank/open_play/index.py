@@ -53,7 +53,7 @@ class VocabularyIndex:
     source : "data" (the data's words), "wordnet" or a word list's path.
     glosses, gloss_encoder : the stored gloss vectors (base space) searched beside the words, and
         the base encoder that embeds a clue for them; None to search by word only.
-    spellings : word -> the spelling its word is shown in, for the words spelled several ways
+    spellings : word -> its spelling group's key, for the words spelled several ways
         (pictorank.lexicon.spellings): one guess, not two.
     """
 
@@ -101,9 +101,8 @@ class VocabularyIndex:
             if glosses is not None and base is not None:
                 part = np.hstack([part, lexicon_store.gloss_search_vectors(words[start : start + _SLICE], glosses, base)])
             index.add(np.ascontiguousarray(part, dtype=np.float32))
-        frequencies = lexicon.frequencies()
-        spellings = spelling_groups(words, read_glosses(), frequencies)
-        return cls(words, index, encoder, frequencies, lexicon.source, glosses, base, spellings)
+        spellings = spelling_groups(words, read_glosses())
+        return cls(words, index, encoder, lexicon.frequencies(), lexicon.source, glosses, base, spellings)
 
     def clue_vectors(self, texts: Sequence[str], fallback: Encoder) -> np.ndarray:
         """The vectors to search with for clue texts, in the index's space(s); `fallback`
