@@ -95,16 +95,43 @@ def test_a_loaded_encoder_runs_with_those_options(exports):
 
 @pytest.mark.parametrize("quantization", ["int8", "int8-ffn", "fp32"])
 def test_a_string_gets_the_same_vector_whatever_is_encoded_with_it(exports, quantization):
-    """Batched, int8's activation scales came from the whole batch: a string's vector moved with
-    its neighbours, and a cache kept whichever came first. Now every string runs alone."""
+    """With one activation scale for the whole batch, a string's vector moved with its
+    neighbours, and a cache kept whichever came first. Strings of one token length now run
+    together with row-wise scales: alone, in any company, in any order, the same bytes."""
     texts = ["sun", "flower", "a very long description of a pictogram that pads every short word",
-             "sunflower", "water", "house with a red roof", "dog"]
+             "sunflower", "water", "house with a red roof", "dog", "cat", "tree", "a big dog",
+             "a red house", "the long description of another pictogram, nearly as long as the first"]
     one = OnnxSentenceEncoder(exports[quantization], threads=1)
     two = OnnxSentenceEncoder(exports[quantization], threads=2)
     together = two.encode(texts)
     reversed_ = two.encode(texts[::-1])[::-1]
     alone = np.stack([one.encode([t])[0] for t in texts])
-    assert together.tobytes() == reversed_.tobytes() == alone.tobytes()
+    crowded = one.encode([*texts, *(f"{t} {t}" for t in texts)])[: len(texts)]
+    assert together.tobytes() == reversed_.tobytes() == alone.tobytes() == crowded.tobytes()
+    lengths = [len(e.ids) for e in one.tokenizer.encode_batch(texts)]
+    assert len(lengths) > len(set(lengths))  # some strings did share a run
+
+
+def test_int8_exports_scale_activations_row_by_row(exports):
+    """No DynamicQuantizeLinear (one scale for the whole batch) is left in an int8 graph."""
+    import onnx
+
+    for quantization in ("int8", "int8-ffn"):
+        ops = {n.op_type for n in onnx.load(str(exports[quantization] / ONNX_FILE)).graph.node}
+        assert "MatMulInteger" in ops and "DynamicQuantizeLinear" not in ops
+
+
+def test_a_format_1_export_is_read_and_runs_one_string_at_a_time(exports, tmp_path):
+    """A model folder trained before row-wise scales keeps working, each string alone."""
+    folder = shutil.copytree(exports["int8"], tmp_path / "old")
+    config = json.loads((folder / CONFIG_FILE).read_text())
+    (folder / CONFIG_FILE).write_text(json.dumps({**config, "format": 1}))
+    old = OnnxSentenceEncoder(folder)
+    assert old.batch_rows == 1 and old.export_format == 1
+    assert OnnxSentenceEncoder(exports["int8"]).batch_rows > 1
+    (folder / CONFIG_FILE).write_text(json.dumps({**config, "format": 99}))
+    with pytest.raises(ModelError, match="format 99"):
+        OnnxSentenceEncoder(folder)
 
 
 def test_a_text_longer_than_max_seq_length_is_truncated_not_refused(exports):
@@ -152,7 +179,7 @@ def test_the_saved_model_runs_on_onnx_without_torch_vectors(saved_int8, encoder)
     assert config["runtime"]["quantization"] == "int8" and "onnx/base/model.onnx" in config["files"]
     loaded = load_ranker(saved_int8, encoder=encoder)
     assert isinstance(loaded.encoder.model, OnnxSentenceEncoder)
-    assert loaded.encoder.model_id.endswith("+onnx-int8")  # never shares cached vectors with PyTorch
+    assert loaded.encoder.model_id.endswith("+onnx2-int8")  # never shares cached vectors with PyTorch
     assert loaded.encoder.encoded_count == 0 and len(loaded.encoder._known[0]) > 1000  # the shipped vocabulary
 
 

@@ -281,8 +281,8 @@ def test_a_method_is_served_on_the_base_models_onnx_export(tmp_path, base_model,
     settings = Settings(method="cosine", vocabulary_files=[words])
     service = build_service(settings, base=Encoder(model=base_model, model_id=base_model_version(), cache_dir=cache_dir))
     assert isinstance(service.encoders.base.model, OnnxSentenceEncoder) and service.encoders.base.model.quantization == "fp32"
-    assert service.ranker.encoders() == [service.encoders.base] and service.encoders.base.model_id.endswith("+onnx-fp32")
-    assert service.model_name.startswith("cosine") and "+onnx-fp32" in service.model_name
+    assert service.ranker.encoders() == [service.encoders.base] and service.encoders.base.model_id.endswith("+onnx2-fp32")
+    assert service.model_name.startswith("cosine") and "+onnx2-fp32" in service.model_name
     [cache_file] = cache_dir.glob("*.npz")
     written = cache_file.read_bytes()
     texts = ["sunflower", "a small boat", "candle"]

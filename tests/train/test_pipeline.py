@@ -120,7 +120,7 @@ def _a_service_of_the_model_finds_its_clue_model(tmp_path, hints: str, monkeypat
     settings = Settings(model_dir=tmp_path / "m", hints=hints, suggest_train=tmp_path / "train.csv",
                         vocabulary_files=[tmp_path / "val.csv"], cache_dir=elsewhere)
     service = build_service(settings, base=Encoder(cache_dir=elsewhere))
-    assert service.encoders.base.model_id.endswith("+onnx-int8")  # the model's own export, not PyTorch
+    assert service.encoders.base.model_id.endswith("+onnx2-int8")  # the model's own export, not PyTorch
 
     def refuse(*args, **kwargs):
         raise AssertionError("the service fitted the clue model: train did not leave it in the model folder")

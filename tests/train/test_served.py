@@ -20,7 +20,7 @@ def test_without_an_export_the_model_itself_encodes(base_model):
 def test_the_export_is_made_once_per_cache_and_named_apart_from_pytorch(base_model, tmp_path):
     first = served_encoder(base_model, "base-id", "ft", Quantization.parse("base=fp32,ft=int8-ffn"), tmp_path)
     assert isinstance(first.model, OnnxSentenceEncoder) and first.model.quantization == "int8-ffn"
-    assert first.model_id == "base-id+onnx-int8-ffn"  # its vectors never mix with PyTorch's in the cache
+    assert first.model_id == "base-id+onnx2-int8-ffn"  # its vectors never mix with PyTorch's in the cache
     made = (first.model.directory / "model.onnx").stat().st_mtime_ns
     again = served_encoder(base_model, "base-id", "ft", Quantization.parse("base=fp32,ft=int8-ffn"), tmp_path)
     assert again.model.directory == first.model.directory

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+from pictorank.encoders.rowwise import rowwise_activations
 from pictorank.errors import ModelError, training_stack
 
 if TYPE_CHECKING:  # only exporting needs torch and sentence-transformers; onnxruntime loads when used
@@ -47,7 +48,13 @@ if TYPE_CHECKING:  # only exporting needs torch and sentence-transformers; onnxr
 ONNX_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
 CONFIG_FILE = "onnx.json"
-EXPORT_FORMAT = 1  # bump when the folder's layout or the graph's inputs/outputs change
+# Bump when the folder's layout, the graph's inputs/outputs or its numerics change. Format 2:
+# mean pooling as a MatMul and int8 activations scaled row by row (pictorank.encoders.rowwise),
+# so strings of one length run batched with the vectors each gets alone. Format 1 exports (a
+# model folder trained before) are still read, and run one string at a time.
+EXPORT_FORMAT = 2
+READABLE_FORMATS = (1, 2)
+BATCH_ROWS = 64  # the most strings of one token length run in one call
 # int8-ffn: int8 for the feed-forward blocks only (two thirds of a layer's multiply-adds), fp32
 # for attention; see `_feed_forward_matmuls`.
 QUANTIZATIONS = ("fp32", "int8", "int8-ffn")
@@ -93,11 +100,14 @@ def export_onnx(model: "SentenceTransformer", directory: str | os.PathLike, quan
     if quantization != "fp32":
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
+        import onnx
+
         only = _feed_forward_matmuls(fp32) if quantization == "int8-ffn" else []
         with _without_preprocessing_advice():
             quantize_dynamic(str(fp32), str(directory / ONNX_FILE), weight_type=QuantType.QInt8, per_channel=True,
                              nodes_to_quantize=only)
         fp32.unlink()
+        onnx.save(rowwise_activations(onnx.load(str(directory / ONNX_FILE))), str(directory / ONNX_FILE))
     config = {
         "format": EXPORT_FORMAT,
         "quantization": quantization,
@@ -175,8 +185,10 @@ def _torch_export(model: "SentenceTransformer", path: Path) -> None:
 
         def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
             tokens = self.transformer(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-            mask = attention_mask.unsqueeze(-1).to(tokens.dtype)
-            pooled = (tokens * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            mask = attention_mask.unsqueeze(1).to(tokens.dtype)  # (batch, 1, tokens)
+            # A MatMul, not a sum over the token axis: onnxruntime's ReduceSum adds a lone string's
+            # tokens in another order than a batch's, which moved its vector by a rounding step.
+            pooled = torch.matmul(mask, tokens).squeeze(1) / mask.sum(2).clamp(min=1e-9)
             return torch.nn.functional.normalize(pooled, dim=-1)
 
     example = torch.ones((2, 8), dtype=torch.long)
@@ -209,9 +221,9 @@ def read_export_config(directory: str | os.PathLike) -> dict[str, Any]:
         config = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ModelError(f"{path}: missing or corrupt ONNX export config ({exc}); re-export the encoder") from None
-    if not isinstance(config, dict) or config.get("format") != EXPORT_FORMAT:
+    if not isinstance(config, dict) or config.get("format") not in READABLE_FORMATS:
         found = config.get("format") if isinstance(config, dict) else config
-        raise ModelError(f"{path}: ONNX export format {found!r}, this pictorank reads {EXPORT_FORMAT}; re-export")
+        raise ModelError(f"{path}: ONNX export format {found!r}, this pictorank reads {READABLE_FORMATS}; re-export")
     versions = config.get("versions")
     if not isinstance(versions, dict):
         raise ModelError(f"{path}: 'versions' must be a JSON object")
@@ -280,13 +292,13 @@ def _remove_stale_staging(root: Path, name: str) -> None:
 
 
 def _reusable(folder: Path) -> bool:
-    """A cached export is sound and was made by the exporters installed now (a fresh export
-    would give the same graph), or no exporter is installed to make it again."""
+    """A cached export is sound and was made by the exporters installed now in this format (a
+    fresh export would give the same graph), or no exporter is installed to make it again."""
     try:
         config = read_export_config(folder)
     except ModelError:
         return False
-    return made_by_installed_exporters(config) or not can_export()
+    return (config.get("format") == EXPORT_FORMAT and made_by_installed_exporters(config)) or not can_export()
 
 
 def can_export() -> bool:
@@ -307,7 +319,7 @@ def session_options() -> "ort.SessionOptions":
     """How an encoder's onnxruntime session runs: one intra-op thread, no CPU memory arena.
 
     One thread a run: a run's floating-point sums are then always split the same way, whatever
-    the machine's cores or PICTORANK_ONNX_THREADS, and several strings run side by side instead
+    the machine's cores or PICTORANK_ONNX_THREADS, and several batches run side by side instead
     (`OnnxSentenceEncoder.encode`). The arena keeps every buffer it ever grew to for the life of
     the session, so one request of long texts left a server holding its peak for good; without it
     the buffers go back to the C allocator, whose free pages a service returns to the system
@@ -327,16 +339,17 @@ class OnnxSentenceEncoder:
     """A stand-in for SentenceTransformer's `encode` (the part pictorank.encoders.Encoder calls),
     backed by onnxruntime and the tokenizers package.
 
-    Every string runs through the network alone, unpadded, on one thread: its vector is then a
-    function of the string only. Batched, it was not: int8 dynamic quantisation takes its
-    activation scales from the whole batch, and padding changes how float sums are split, so a
-    string's vector moved with whatever was encoded beside it, and a cache kept whichever came
-    first. Speed comes from running `threads` strings side by side instead.
+    A string's vector is a function of the string only, whatever is encoded beside it: a cache
+    may keep whichever came first. An export of this format runs strings of one token length
+    together, unpadded (its int8 activations are scaled row by row: pictorank.encoders.rowwise),
+    in batches of at most BATCH_ROWS; a format 1 export (one scale for the whole batch) runs
+    every string alone. Speed comes from batching and from running `threads` batches side by
+    side, each on one onnxruntime thread.
 
     Parameters
     ----------
     directory : an export folder written by `export_onnx`.
-    threads : strings run at once, each on its own onnxruntime thread (default: the machine's
+    threads : batches run at once, each on its own onnxruntime thread (default: the machine's
         cores, at most 4; the entry points pass `PICTORANK_ONNX_THREADS`). It changes speed only,
         never a vector.
     verify : check onnx.json's versions and digests (hashing the model file takes a moment; a caller
@@ -352,6 +365,7 @@ class OnnxSentenceEncoder:
             (self.directory / CONFIG_FILE).read_text(encoding="utf-8"))
         self.max_seq_length = int(self.config.get("max_seq_length", DEFAULT_MAX_SEQ_LENGTH))
         self.threads = max(1, threads or min(os.cpu_count() or 1, 4))
+        self.batch_rows = BATCH_ROWS if self.config.get("format") == EXPORT_FORMAT else 1
         try:
             self.tokenizer = Tokenizer.from_file(str(self.directory / TOKENIZER_FILE))
             self.session = ort.InferenceSession(str(self.directory / ONNX_FILE), session_options(),
@@ -367,23 +381,47 @@ class OnnxSentenceEncoder:
     def quantization(self) -> str:
         return str(self.config.get("quantization"))
 
+    @property
+    def export_format(self) -> int:
+        return int(self.config.get("format", 1))
+
     def get_embedding_dimension(self) -> int:
         return int(self.config.get("dimension", 384))
 
     def encode(self, texts: Sequence[str], batch_size: int = 1, convert_to_numpy: bool = True,
                normalize_embeddings: bool = True, show_progress_bar: bool = False) -> np.ndarray:
-        """Unit-length embeddings of `texts`, in order (the graph pools and normalises), each
-        string run alone; `batch_size` is accepted for SentenceTransformer's signature only."""
+        """Unit-length embeddings of `texts`, in order (the graph pools and normalises); strings of
+        one token length run together. `batch_size` is accepted for SentenceTransformer's
+        signature only: a batch's make-up never changes a vector."""
         del batch_size, convert_to_numpy, normalize_embeddings, show_progress_bar  # always numpy, unit length
+        out = np.zeros((len(texts), self.get_embedding_dimension()), dtype=np.float32)
         if not texts:
-            return np.zeros((0, self.get_embedding_dimension()), dtype=np.float32)
+            return out
         ids = [e.ids for e in self.tokenizer.encode_batch(list(texts))]
-        if self.threads == 1 or len(ids) == 1:
-            return np.stack([self._run(i) for i in ids])
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="pictorank-onnx")
-        return np.stack(list(self._pool.map(self._run, ids)))
+        batches = self._batches(ids)
+        if self.threads == 1 or len(batches) == 1:
+            results = map(self._run, batches)
+        else:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="pictorank-onnx")
+            results = self._pool.map(self._run, batches)
+        for (rows, _), vectors in zip(batches, results):
+            out[rows] = vectors
+        return out
 
-    def _run(self, token_ids: list[int]) -> np.ndarray:
-        input_ids = np.asarray([token_ids], dtype=np.int64)
-        return self.session.run(None, {"input_ids": input_ids, "attention_mask": np.ones_like(input_ids)})[0][0]
+    def _batches(self, ids: list[list[int]]) -> list[tuple[list[int], np.ndarray]]:
+        """(positions, token ids) of each run: strings of one length together, at most
+        `batch_rows` a run."""
+        by_length: dict[int, list[int]] = {}
+        for position, tokens in enumerate(ids):
+            by_length.setdefault(len(tokens), []).append(position)
+        batches = []
+        for positions in by_length.values():
+            for start in range(0, len(positions), self.batch_rows):
+                rows = positions[start : start + self.batch_rows]
+                batches.append((rows, np.asarray([ids[r] for r in rows], dtype=np.int64)))
+        return batches
+
+    def _run(self, batch: tuple[list[int], np.ndarray]) -> np.ndarray:
+        input_ids = batch[1]
+        return self.session.run(None, {"input_ids": input_ids, "attention_mask": np.ones_like(input_ids)})[0]

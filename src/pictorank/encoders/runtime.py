@@ -43,18 +43,20 @@ class Encoders:
         return [self.base] + ([self.finetuned] if self.finetuned is not None and self.finetuned is not self.base else [])
 
 
-def runtime_model_id(model_id: str, quantization: str) -> str:
-    """The disk-cache id of an exported encoder: its vectors differ from PyTorch's (int8), so the
-    two must never share cached vectors."""
-    return f"{model_id}+onnx-{quantization}"
+def runtime_model_id(model_id: str, quantization: str, export_format: int = 1) -> str:
+    """The disk-cache id of an exported encoder: its vectors differ from PyTorch's (int8) and
+    from another export format's (pictorank.encoders.onnx.EXPORT_FORMAT), so none of them ever
+    share cached vectors."""
+    runtime = "onnx" if export_format == 1 else f"onnx{export_format}"
+    return f"{model_id}+{runtime}-{quantization}"
 
 
 def exported_encoder(folder: Path, model_id: str, cache_dir: Path | None, max_cached: int | None,
                      threads: int | None = None) -> Encoder:
     """An Encoder over the ONNX export in `folder` (whose files the caller has checked)."""
     model = OnnxSentenceEncoder(folder, threads=threads, verify=False)
-    return Encoder(model=model, model_id=runtime_model_id(model_id, model.quantization), cache_dir=cache_dir,
-                   max_cached=max_cached)
+    return Encoder(model=model, model_id=runtime_model_id(model_id, model.quantization, model.export_format),
+                   cache_dir=cache_dir, max_cached=max_cached)
 
 
 def method_encoder(encoder: Encoder, runtime: str = "onnx", threads: int | None = None) -> Encoder:
