@@ -1,61 +1,35 @@
-"""The encoders' runtime: batched (as pictorank ran them before) against one string a run (as it
-runs them now), side by side on never-seen text: speed, and whether a string's vector depends on
-what else is encoded with it.
+"""The encoders' runtime: one string a run (export format 1, as pictorank ran them before)
+against strings of one length batched with row-wise int8 scales (format 2, as it runs them now),
+side by side on never-seen text: speed, whether a string's vector depends on what else is
+encoded with it, and how close each stays to the PyTorch fp32 model it was exported from.
 
-    .venv/bin/python bench/encoders.py models/default [--words 3000] [--glosses 1000]
+    .venv/bin/python bench/encoders.py OLD_MODEL [--words 3000] [--glosses 1000]
 
-For each of the model folder's exports (onnx/base, onnx/ft) and each kind of text (lexicon
-words, as open play and the lexicon stage embed them; WordNet glosses, the longest texts a run
-embeds), on a fresh session with no memo or cache:
+OLD_MODEL is a model folder trained before format 2 (its onnx/base and onnx/ft exports are
+format 1) with its fine-tuned weights in encoder/; the bench exports the same weights again in
+format 2 into a temporary folder. For each space and each kind of text (lexicon words, as open
+play and the lexicon stage embed them; WordNet glosses, the longest texts a run embeds), on a
+fresh session with no memo or cache, both on 2 threads:
 
-- batched: 32 strings a run, sorted by length and padded, onnxruntime on 2 threads;
-- alone: pictorank.encoders.onnx.OnnxSentenceEncoder (every string alone, 2 strings at once).
-
-`same vectors` encodes the texts again in reverse order and counts the rows whose bytes equal
-the first pass's; `vs alone` is the mean cosine of a method's vectors to the one-string vectors.
+- `same vectors, other order` encodes the texts again in reverse order and counts the rows whose
+  bytes equal the first pass's;
+- `cosine to fp32` is the mean (and lowest) cosine of the vectors to PyTorch's fp32 ones.
 """
 
 from __future__ import annotations
 
 import argparse
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
 from harness import reference_line  # bench/harness.py, beside this file
+from pictorank.encoders import export_onnx, load_base_model, load_model_dir
 from pictorank.encoders.onnx import OnnxSentenceEncoder
 from pictorank.lexicon import load_lexicon
 from pictorank.lexicon.glosses import gloss_of, read_glosses
-
-
-class Batched:
-    """The batched runtime pictorank used before: length-sorted batches of 32, padded, on one
-    onnxruntime session with 2 intra-op threads."""
-
-    def __init__(self, folder: Path, threads: int = 2) -> None:
-        import onnxruntime as ort
-
-        self.encoder = OnnxSentenceEncoder(folder, threads=1)
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self.session = ort.InferenceSession(str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"])
-
-    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
-        ids = [e.ids for e in self.encoder.tokenizer.encode_batch(texts)]
-        order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
-        out = np.empty((len(texts), self.encoder.get_embedding_dimension()), np.float32)
-        for start in range(0, len(order), batch_size):
-            rows = order[start : start + batch_size]
-            width = max(len(ids[r]) for r in rows)
-            input_ids = np.zeros((len(rows), width), np.int64)
-            mask = np.zeros((len(rows), width), np.int64)
-            for j, r in enumerate(rows):
-                input_ids[j, : len(ids[r])] = ids[r]
-                mask[j, : len(ids[r])] = 1
-            out[rows] = self.session.run(None, {"input_ids": input_ids, "attention_mask": mask})[0]
-        return out
 
 
 def measure(encode, texts: list[str]) -> tuple[float, np.ndarray, float]:
@@ -77,18 +51,23 @@ def main() -> None:
     table = read_glosses()
     texts = {"words": words[-args.words:],  # the rarest: no run here has met them
              "glosses": [g for w in words[: 4 * args.glosses] if (g := gloss_of(w, table))][: args.glosses]}
+    weights = {"base": load_base_model(), "ft": load_model_dir(args.model / "encoder")}
     print(reference_line())
-    print("\n| export | texts | method | strings/s | same vectors, other order | mean cosine vs alone |\n|---|---|---|---|---|---|")
-    for space in ("base", "ft"):
-        folder = args.model / "onnx" / space
-        alone, batched = OnnxSentenceEncoder(folder, threads=2), Batched(folder)
-        for kind, sample in texts.items():
-            results = {"alone": measure(alone.encode, sample), "batched": measure(batched.encode, sample)}
-            reference = results["alone"][1]
-            for method, (seconds, vectors, same) in results.items():
-                cosine = float(np.mean(np.sum(vectors * reference, axis=1)))
-                print(f"| {space} ({alone.quantization}) | {len(sample)} {kind} | {method} | {len(sample) / seconds:.0f} | "
-                      f"{same:.1%} | {cosine:.5f} |")
+    print("\n| export | texts | runtime | strings/s | same vectors, other order | cosine to fp32: mean / lowest |\n"
+          "|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as scratch:
+        for space, model in weights.items():
+            old = OnnxSentenceEncoder(args.model / "onnx" / space, threads=2)
+            if old.export_format != 1:
+                raise SystemExit(f"{args.model / 'onnx' / space}: format {old.export_format}, not a format 1 export")
+            new = OnnxSentenceEncoder(export_onnx(model, Path(scratch) / space, old.quantization), threads=2)
+            for kind, sample in texts.items():
+                reference = model.encode(sample, normalize_embeddings=True, convert_to_numpy=True, batch_size=32)
+                for name, encoder in (("format 1, one string a run", old), ("format 2, batched by length", new)):
+                    seconds, vectors, same = measure(encoder.encode, sample)
+                    cosine = np.sum(vectors * reference, axis=1)
+                    print(f"| {space} ({old.quantization}) | {len(sample)} {kind} | {name} | {len(sample) / seconds:.0f} | "
+                          f"{same:.1%} | {cosine.mean():.5f} / {cosine.min():.4f} |")
 
 
 if __name__ == "__main__":

@@ -51,7 +51,12 @@ class WordFacts:
 def stems_of(text: str) -> frozenset[str]:
     """The stems of `text`'s words, less function words and the words WordNet's glosses use to
     frame a definition ("used", "especially")."""
-    return frozenset(_stem(w) for w in _WORD.findall(text.casefold()) if w not in _STOPWORDS and len(w) > 1)
+    return frozenset(stem_tokens(text))
+
+
+def stem_tokens(text: str) -> list[str]:
+    """`stems_of` in the text's order, repeats kept (what a term-frequency index counts)."""
+    return [_stem(w) for w in _WORD.findall(text.casefold()) if w not in _STOPWORDS and len(w) > 1]
 
 
 @lru_cache(maxsize=65536)
