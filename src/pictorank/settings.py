@@ -73,7 +73,7 @@ class CommonSettings(BaseSettings):
         "torch) or `torch` (the sentence-transformers models; benches compare the two)",
     )
     onnx_threads: int | None = Field(
-        None, ge=1, le=256, description="strings each encoder runs at once, each alone on one onnxruntime thread (default: the machine's cores, at most 4); it changes speed, never a vector",
+        None, ge=1, le=256, description="batches each encoder runs at once, each on one onnxruntime thread (default: the machine's cores, at most 4); it changes speed, never a vector",
     )
     default_model_dir: Path = Field(
         default_factory=bundled_model_dir,

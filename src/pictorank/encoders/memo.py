@@ -4,9 +4,9 @@ Options repeat across puzzles and hint descriptions repeat across clues, so a ba
 the distinct strings, encodes the unseen ones, and ranks from a lookup table. An optional on-disk
 cache, keyed by model, runtime and text, lets a second process skip encoding entirely.
 
-Same model, same string, same vector: the ONNX exports that serve every model and method run each
-string alone (pictorank.encoders.onnx), so its vector cannot depend on what else was encoded, or
-cached, before it; vectors a model folder ships (its vocabulary and lexicon) come first, ahead of
+Same model, same string, same vector: the ONNX exports that serve every model and method give a
+string the same vector in any batch (pictorank.encoders.onnx), so it cannot depend on what else
+was encoded, or cached, before it; vectors a model folder ships (its vocabulary and lexicon) come first, ahead of
 any cache; and the cache is keyed by model, runtime and format. The PyTorch runtime (training, or
 PICTORANK_ENCODER_RUNTIME=torch) batches for speed: its vectors may differ in their last bits.
 """
@@ -75,7 +75,8 @@ def base_model_version() -> str:
 
 
 # Bumped when a vector of the same model and runtime would come out differently: since format 2
-# the ONNX runtime encodes every string alone, and its entries of batched runs are never read.
+# the ONNX runtime's vectors do not depend on their batch, and entries of older runs are never
+# read (an export of another format has another model id: encoders.runtime.runtime_model_id).
 CACHE_FORMAT = "one-string-a-pass/2"
 
 
@@ -99,7 +100,7 @@ class Encoder:
     batch_size : strings per forward pass of a PyTorch model (training's encoder, and
                  PICTORANK_ENCODER_RUNTIME=torch): batching is what makes PyTorch fast on a CPU;
                  padding moves a vector's last float bits with its batch. The ONNX exports every
-                 served model and method runs on encode each string alone (pictorank.encoders.onnx).
+                 served model and method runs on do not (pictorank.encoders.onnx).
     """
 
     def __init__(
