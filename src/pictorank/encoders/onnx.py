@@ -54,7 +54,11 @@ CONFIG_FILE = "onnx.json"
 # model folder trained before) are still read, and run one string at a time.
 EXPORT_FORMAT = 2
 READABLE_FORMATS = (1, 2)
-BATCH_ROWS = 64  # the most strings of one token length run in one call
+# The most strings, and tokens, of one length run in one call. Small runs are the fast ones on a
+# CPU (their activations stay in cache), and a large run's activations raised a training run's
+# peak memory (docs/experiments/speed.md); a text of BATCH_TOKENS tokens or more runs alone.
+BATCH_ROWS = 64
+BATCH_TOKENS = 256
 # int8-ffn: int8 for the feed-forward blocks only (two thirds of a layer's multiply-adds), fp32
 # for attention; see `_feed_forward_matmuls`.
 QUANTIZATIONS = ("fp32", "int8", "int8-ffn")
@@ -411,14 +415,15 @@ class OnnxSentenceEncoder:
 
     def _batches(self, ids: list[list[int]]) -> list[tuple[list[int], np.ndarray]]:
         """(positions, token ids) of each run: strings of one length together, at most
-        `batch_rows` a run."""
+        `batch_rows` and BATCH_TOKENS tokens a run."""
         by_length: dict[int, list[int]] = {}
         for position, tokens in enumerate(ids):
             by_length.setdefault(len(tokens), []).append(position)
         batches = []
-        for positions in by_length.values():
-            for start in range(0, len(positions), self.batch_rows):
-                rows = positions[start : start + self.batch_rows]
+        for length, positions in by_length.items():
+            size = max(1, min(self.batch_rows, BATCH_TOKENS // max(1, length)))
+            for start in range(0, len(positions), size):
+                rows = positions[start : start + size]
                 batches.append((rows, np.asarray([ids[r] for r in rows], dtype=np.int64)))
         return batches
 
