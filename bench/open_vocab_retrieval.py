@@ -86,6 +86,18 @@ def document(word: str, facts: Mapping[str, WordFacts]) -> list[str]:
     return stem_tokens(text)
 
 
+def fused_many(rankings: Sequence[Sequence[int]], weights: Sequence[float]) -> list[int]:
+    """Reciprocal-rank fusion of several rankings, each weighted; ties keep the first ranking's
+    order, then the next's."""
+    score: dict[int, float] = {}
+    order: dict[int, int] = {}
+    for n, (ranking, weight) in enumerate(zip(rankings, weights)):
+        for rank, row in enumerate(ranking):
+            score[row] = score.get(row, 0.0) + weight / (RRF_OFFSET + rank)
+            order.setdefault(row, n * POOL + rank)
+    return sorted(score, key=lambda row: (-score[row], order[row]))
+
+
 def fused(dense: Sequence[int], lexical: Sequence[int], weight: float = 1.0) -> list[int]:
     """Reciprocal-rank fusion of two rankings of rows: 1/(RRF_OFFSET + rank) from each list a row
     is in (the lexical one times `weight`), best first; ties keep the dense order, then the
@@ -112,6 +124,8 @@ def main() -> None:
     parser.add_argument("--weights", type=float, nargs="+", default=[0.25, 0.5])
     parser.add_argument("--shares", type=int, nargs="+", default=[10, 20, 30],
                         help="lexical candidates put after the dense ones (of 100)")
+    parser.add_argument("--hint-weights", type=float, nargs="+", default=[0.25, 0.5],
+                        help="weights of each hint's own dense search, fused with the joined hints'")
     args = parser.parse_args()
     config = TrainConfig()
     settings = CommonSettings()
@@ -124,7 +138,9 @@ def main() -> None:
     lexical = LexicalIndex.of_words(list(lexicon.words), default_facts())
     folds = query_folds(train, config.folds, config.seed)
     methods = ["dense", *(f"dense + BM25 x{w:g}" for w in args.weights),
-               *(f"dense {100 - m} + BM25 {m}" for m in args.shares), "BM25 alone", "BM25 of the first hint alone"]
+               *(f"dense {100 - m} + BM25 {m}" for m in args.shares), "BM25 alone", "BM25 of the first hint alone",
+               *(f"dense, joined + each hint x{w:g}" for w in args.hint_weights),
+               *(f"dense, joined + first hint x{w:g}" for w in args.hint_weights)]
     hits = {m: [] for m in methods}
     for k in range(config.folds):
         started = time.perf_counter()
@@ -139,7 +155,17 @@ def main() -> None:
         lexical_rows = lexical.search(texts, POOL)
         row_of = {w: r for r, w in enumerate(index.words)}
         first_rows = lexical.search([q.hints[0] for q in held], POOL)
+        hint_texts = sorted({h for q in held for h in q.hints})
+        hint_rows = dict(zip(hint_texts, _dense_rows(index, hint_texts, base)))
         for q, d, lx, first in zip(held, dense_rows, lexical_rows, first_rows):
+            for w in args.hint_weights:
+                each = [hint_rows[h] for h in q.hints]
+                rankings_h = {f"dense, joined + each hint x{w:g}": fused_many([d, *each], [1.0, *[w] * len(each)]),
+                              f"dense, joined + first hint x{w:g}": fused_many([d, each[0]], [1.0, w])}
+                for method, rows in rankings_h.items():
+                    shown = playable(q.hints, [index.words[r] for r in rows[: search_width(100)]], spellings=index.spellings)
+                    found = next((i for i, x in enumerate(shown[:100]) if matches(x, q.answer or "")), None)
+                    hits[method].append(np.inf if found is None else found)
             rankings = {"dense": d[: search_width(100)], "BM25 alone": lx, "BM25 of the first hint alone": first}
             rankings.update({f"dense + BM25 x{w:g}": fused(d, lx, w) for w in args.weights})
             for m in args.shares:
