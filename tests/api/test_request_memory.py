@@ -150,3 +150,16 @@ def test_only_a_big_ranking_is_followed_by_a_release(client: TestClient, api_ser
     assert calls == []
     assert client.post("/rank/batch", json=open_batch(3, clues=small + 1)).status_code == 200
     assert calls == [1]
+
+
+def test_start_up_gives_back_what_it_freed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Building the service encodes the vocabulary and builds the index in runs whose buffers,
+    freed, would stay with the process: start-up ends with a release."""
+    from helpers import DATA, WordHashModel
+    from pictorank.encoders import Encoder
+
+    calls: list[int] = []
+    monkeypatch.setattr(service_module, "release_memory", lambda: calls.append(1) or True)
+    stub = Encoder(model=WordHashModel(), model_id="word-hash-release")
+    service_module.build_service(Settings(vocabulary_files=[DATA / "val.csv"]), base=stub)
+    assert calls == [1]

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from pictorank.api.memory import release_memory
 from pictorank.api.service import RankingService
 from pictorank.api.settings import Settings
 from pictorank.encoders import Cancelled, LockedEncoder
@@ -103,6 +104,7 @@ def build_clue_giver(settings: Settings, service: RankingService, stop: threadin
     except PictorankError as exc:
         log.warning("POST /suggest disabled: %s", exc)
         return ClueGiver(error=f"the clue-giver has no training puzzles: {exc} (set PICTORANK_SUGGEST_TRAIN)")
+    release_memory()  # what reading or fitting the clue model freed goes back to the system
     return ClueGiver(suggester, service, settings.suggest_guesser)
 
 

@@ -314,4 +314,5 @@ def build_service(settings: Settings, encoders: Encoders | None = None, ranker: 
                              open_ranker)
     if settings.model_dir is not None and isinstance(ranker, LearnedRanker):
         service.warnings = what_open_play_lacks(settings, index, open_ranker)
+    release_memory()  # start-up's encoder runs and index building, freed, go back to the system
     return service
