@@ -25,12 +25,14 @@ EVERYDAY = [
     (["animal", "stripes", "horse"], "zebra"), (["water", "frozen"], "ice"), (["sun", "flower"], "sunflower"),
     (["building", "books"], "library"), (["person", "fire", "water hose"], "firefighter"),
     pytest.param(["time", "wrist"], "watch", marks=pytest.mark.xfail(
-        strict=True, reason="not solved: its compounds and near words (wristwatch, hour hand, wrist watch, "
-                            "clock, timepiece) rank above watch, which is 12th")),
+        strict=False, reason="its compounds and near words (hour hand, wrist watch, clock, timepiece) rank above "
+                             "watch: 12th for a model of the one-string encoders, 5th for one of the batched "
+                             "encoders; val open play moved by less than its standard error between them")),
     (["sky", "water", "falling"], "rain"),
     pytest.param(["cold", "white", "falling"], "snow", marks=pytest.mark.xfail(
         strict=False, reason="a model retrained with one-string encoders ranks it 18th (the one before, 7th, "
-                             "as this code serves it too); val open play moved by less than its standard error")),
+                             "as this code serves it too), one of the batched encoders out of the top 10; val "
+                             "open play moved by less than its standard error")),
 ]
 
 
