@@ -71,3 +71,14 @@ def test_each_row_is_quantised_by_its_own_range(graphs):
     x_q = np.clip(np.round(rows / scale[:, None]) + zero[:, None], 0, 255)
     expected = ((x_q - zero[:, None]) @ w_q) * scale[:, None] * w_scale
     np.testing.assert_allclose(_run(rowwise, x).reshape(-1, OUT), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_an_integer_matmul_of_an_input_already_quantised_is_kept():
+    """Only the MatMulIntegers that read a DynamicQuantizeLinear are rebuilt; another is left as it is."""
+    weight = numpy_helper.from_array(np.ones((IN, OUT), np.int8), "w")
+    graph = helper.make_graph(
+        [helper.make_node("MatMulInteger", ["a", "w"], ["y"])], "g",
+        [helper.make_tensor_value_info("a", TensorProto.UINT8, ["m", IN])],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, ["m", OUT])], [weight])
+    model = rowwise_activations(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    assert [n.op_type for n in model.graph.node] == ["MatMulInteger"]

@@ -6,8 +6,8 @@ cache, keyed by model, runtime and text, lets a second process skip encoding ent
 
 Same model, same string, same vector: the ONNX exports that serve every model and method give a
 string the same vector in any batch (pictorank.encoders.onnx), so it cannot depend on what else
-was encoded, or cached, before it; vectors a model folder ships (its vocabulary and lexicon) come first, ahead of
-any cache; and the cache is keyed by model, runtime and format. The PyTorch runtime (training, or
+was encoded, or cached, before it; vectors a model folder ships (its vocabulary and lexicon) come
+first, ahead of any cache; and the cache is keyed by model, runtime and format. The PyTorch runtime (training, or
 PICTORANK_ENCODER_RUNTIME=torch) batches for speed: its vectors may differ in their last bits.
 """
 

@@ -346,8 +346,8 @@ class OnnxSentenceEncoder:
     A string's vector is a function of the string only, whatever is encoded beside it: a cache
     may keep whichever came first. An export of this format runs strings of one token length
     together, unpadded (its int8 activations are scaled row by row: pictorank.encoders.rowwise),
-    in batches of at most BATCH_ROWS; a format 1 export (one scale for the whole batch) runs
-    every string alone. Speed comes from batching and from running `threads` batches side by
+    at most BATCH_ROWS strings and BATCH_TOKENS tokens a run; a format 1 export (one scale for
+    the whole batch) runs every string alone. Speed comes from batching and from running `threads` batches side by
     side, each on one onnxruntime thread.
 
     Parameters

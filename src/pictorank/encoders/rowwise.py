@@ -19,12 +19,17 @@ vectors closer to fp32 than one scale for the whole tensor did (docs/experiments
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from pictorank.errors import ModelError
 
+if TYPE_CHECKING:  # onnx is needed to export, never to serve
+    from onnx import GraphProto, ModelProto, NodeProto, TensorProto
 
-def rowwise_activations(model: "onnx.ModelProto") -> "onnx.ModelProto":  # noqa: F821
+
+def rowwise_activations(model: "ModelProto") -> "ModelProto":
     """`model` (a `quantize_dynamic` graph) with every DynamicQuantizeLinear and the
     MatMulIntegers that read it rewritten to row-wise scales (see the module docstring)."""
     import onnx
@@ -32,14 +37,15 @@ def rowwise_activations(model: "onnx.ModelProto") -> "onnx.ModelProto":  # noqa:
 
     graph = model.graph
     weights = {i.name: i for i in graph.initializer}
-    readers: dict[str, list] = {}
+    readers: dict[str, list[NodeProto]] = {}
     for node in graph.node:
         for name in node.input:
             readers.setdefault(name, []).append(node)
+    quantised = {node.output[0] for node in graph.node if node.op_type == "DynamicQuantizeLinear"}
     add = _Constants(graph, weights)
-    nodes = []
+    nodes: list[NodeProto] = []
     for node in graph.node:
-        if node.op_type == "MatMulInteger":
+        if node.op_type == "MatMulInteger" and node.input[0] in quantised:
             continue  # rebuilt beside the quantisation of its input
         if node.op_type != "DynamicQuantizeLinear":
             nodes.append(node)
@@ -47,10 +53,10 @@ def rowwise_activations(model: "onnx.ModelProto") -> "onnx.ModelProto":  # noqa:
         users = readers.get(node.output[0], [])
         if not users or any(u.op_type != "MatMulInteger" for u in users):
             raise ModelError(f"{node.name}: a quantised activation read by something other than MatMulInteger")
-        width = numpy_helper.to_array(weights[users[0].input[1]]).shape[0]
-        nodes += _quantise_rows(node, width, add)
+        x = node.input[0]
+        nodes += _quantise_rows(node, numpy_helper.to_array(weights[users[0].input[1]]).shape[0], add)
         for matmul in users:
-            nodes += _integer_matmul(matmul, node.input[0] + "_rows", add, weights)
+            nodes += _integer_matmul(matmul, x, add, weights)
     del graph.node[:]
     graph.node.extend(nodes)
     used = {name for node in graph.node for name in node.input}
@@ -64,7 +70,7 @@ def rowwise_activations(model: "onnx.ModelProto") -> "onnx.ModelProto":  # noqa:
 class _Constants:
     """Initializers added to the graph once each, by name."""
 
-    def __init__(self, graph, weights: dict) -> None:
+    def __init__(self, graph: "GraphProto", weights: dict[str, "TensorProto"]) -> None:
         self.graph, self.weights = graph, weights
 
     def __call__(self, name: str, value: np.ndarray) -> str:
@@ -76,7 +82,7 @@ class _Constants:
         return name
 
 
-def _quantise_rows(node, width: int, add: _Constants) -> list:
+def _quantise_rows(node: "NodeProto", width: int, add: _Constants) -> list["NodeProto"]:
     """Nodes replacing one DynamicQuantizeLinear: its input's rows quantised to uint8 (output
     `<x>_rows`), each with the scale and zero point of its own range (including 0, as
     DynamicQuantizeLinear's); the scale keeps the input's leading shape, so the graph's
@@ -113,13 +119,13 @@ def _quantise_rows(node, width: int, add: _Constants) -> list:
     ]
 
 
-def _integer_matmul(matmul, rows: str, add: _Constants, weights: dict) -> list:
-    """One MatMulInteger over the row-quantised input `rows` (x's rows), corrected for each row's
-    zero point and reshaped to the original output, under the original output's name."""
+def _integer_matmul(matmul: "NodeProto", x: str, add: _Constants,
+                    weights: dict[str, "TensorProto"]) -> list["NodeProto"]:
+    """One MatMulInteger over `x`'s row-quantised rows (`_quantise_rows`), corrected for each
+    row's zero point and reshaped to the original output, under the original output's name."""
     from onnx import numpy_helper
     from onnx.helper import make_node
 
-    x = rows[: -len("_rows")]
     _, weight, _, weight_zero = matmul.input
     if numpy_helper.to_array(weights[weight_zero]).any():
         raise ModelError(f"{matmul.name}: asymmetric weights (a non-zero weight zero point) are not supported")
@@ -128,7 +134,7 @@ def _integer_matmul(matmul, rows: str, add: _Constants, weights: dict) -> list:
     width = add(f"rw_width_{quantised.shape[1]}", np.array([quantised.shape[1]], np.int64))
     out = matmul.output[0]
     return [
-        make_node("MatMulInteger", [rows, weight], [out + "_raw"], name=matmul.name),
+        make_node("MatMulInteger", [x + "_rows", weight], [out + "_raw"], name=matmul.name),
         make_node("Mul", [x + "_zero_col", colsum], [out + "_zero"]),
         make_node("Sub", [out + "_raw", out + "_zero"], [out + "_2d"]),
         make_node("Concat", [x + "_lead", width], [out + "_shape"], axis=0),
