@@ -1,5 +1,5 @@
 """One request's memory comes back: after a big ranking the service returns the allocator's free
-pages to the system (pictorank.api.memory), so a server does not keep each big request's peak.
+pages to the system (pictorank.memory), so a server does not keep each big request's peak.
 
 The fast tests run on the stub service; its cosine ranking of a batch allocates little, so a
 stand-in ranker adds what a real big ranking does: temporaries of many megabytes, freed at its
@@ -21,9 +21,9 @@ from fastapi.testclient import TestClient
 
 from pictorank.api import service as service_module
 from pictorank.api.app import create_app
-from pictorank.api.memory import RELEASE_AFTER_ROWS, can_release, release_memory
-from pictorank.api.service import RankingService
+from pictorank.api.service import RELEASE_AFTER_ROWS, RankingService
 from pictorank.api.settings import Settings
+from pictorank.memory import can_release, release_memory
 from pictorank.query import Query
 from pictorank.ranker import Ranking
 

@@ -33,11 +33,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from pictorank.api.memory import release_memory
 from pictorank.api.service import RankingService
 from pictorank.api.settings import Settings
 from pictorank.encoders import Cancelled, LockedEncoder
 from pictorank.errors import PictorankError
+from pictorank.memory import release_memory
 from pictorank.suggest import Suggester, Suggestion
 from pictorank.suggest.assembly import assemble_suggester, fit_into_cache, training_clues
 from pictorank.suggest.rules import check_request

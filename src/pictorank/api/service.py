@@ -20,10 +20,10 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Sequence
 
-from pictorank.api.memory import RELEASE_AFTER_ROWS, release_memory
 from pictorank.api.settings import Settings
 from pictorank.encoders import Encoder, Encoders
 from pictorank.lexicon import DEFAULT_PRIOR_WEIGHT, guess_key, with_prior
+from pictorank.memory import release_memory
 from pictorank.open_play import OpenPlayRanker, VocabularyIndex, data_index, lexicon_index, vocabulary_words
 from pictorank.puzzles import HintVocabulary, load_hints
 from pictorank.query import Query
@@ -32,6 +32,11 @@ from pictorank.ranker.absence import AbsenceModel, clue_similarities
 from pictorank.ranker.registry import serving_encoders
 
 log = logging.getLogger(__name__)
+
+# Candidate rows (options, summed over the clues of one ranking) from which a ranking is followed
+# by a release: a 64-clue open-vocabulary batch holds 6,400; a single clue at most 1,000.
+RELEASE_AFTER_ROWS = 1_000
+
 
 @dataclass(frozen=True)
 class Clue:

@@ -67,16 +67,9 @@ def open_play_tables(train: Sequence[Query], lexicon: Lexicon, base_encoder: Enc
         held = [q for q, f in zip(train, folds) if f == k and without_qualifier(q.answer or "").casefold() in keys]
         if not held or not inside:
             continue
-        extractor, ft, _ = fold_extractor(inside, base_encoder, config, log)
-        space = ft or base_encoder
-        stored = lexicon_store.embed(lexicon, {"space": space}, "space")
-        space.know(stored.vectors["space"])  # the candidates' vectors, as a served model's encoders know them
-        index = VocabularyIndex.of_lexicon(lexicon, stored.search_vectors(), space,
-                                           glosses if search_glosses else None, base_encoder)
-        found = index.candidates([q.hints for q in held], candidates, base_encoder)
-        rows = [Query(q.hints, tuple(words), q.answer) for q, words in zip(held, found)]
-        table = extractor.transform(rows)
-        tables.append(add_open_play_columns(table, rows, zipf, base_encoder, glosses, column_names(glosses is not None)))
+        table, rows = _fold_rows(inside, held, lexicon, base_encoder, config, log, candidates, zipf, glosses,
+                                 search_glosses)
+        tables.append(table)
         queries += rows
         clue_folds += [k] * len(rows)
         log(f"open play fold {k + 1}/{config.folds}: {len(rows)} clues' lexicon candidates in "
@@ -87,6 +80,24 @@ def open_play_tables(train: Sequence[Query], lexicon: Lexicon, base_encoder: Enc
     sizes = np.array([len(q.options) for q in queries])
     found_answer = np.array([any(matches(o, q.answer or "") for o in q.options) for q in queries])
     return OpenPlayTables(pd.concat(tables, ignore_index=True), y, sizes, np.array(clue_folds), found_answer, queries)
+
+
+def _fold_rows(inside: Sequence[Query], held: Sequence[Query], lexicon: Lexicon, base_encoder: Encoder,
+               config: TrainConfig, log: Log, candidates: int, zipf: dict[str, float],
+               glosses: StoredVectors | None, search_glosses: bool) -> tuple[pd.DataFrame, list[Query]]:
+    """One fold's rows: the `held` clues' candidates from the lexicon in the space of the fold
+    encoder fitted on `inside`, with their columns. A function of its own so that the fold's
+    lexicon vectors and index (hundreds of megabytes) are gone before the next fold builds its own."""
+    extractor, ft, _ = fold_extractor(inside, base_encoder, config, log)
+    space = ft or base_encoder
+    stored = lexicon_store.embed(lexicon, {"space": space}, "space")
+    space.know(stored.vectors["space"])  # the candidates' vectors, as a served model's encoders know them
+    index = VocabularyIndex.of_lexicon(lexicon, stored.search_vectors(), space,
+                                       glosses if search_glosses else None, base_encoder)
+    found = index.candidates([q.hints for q in held], candidates, base_encoder)
+    rows = [Query(q.hints, tuple(words), q.answer) for q, words in zip(held, found)]
+    table = extractor.transform(rows)
+    return add_open_play_columns(table, rows, zipf, base_encoder, glosses, column_names(glosses is not None)), rows
 
 
 def fit_open_play(learned: LearnedRanker, tables: OpenPlayTables, config: TrainConfig, log: Log,

@@ -28,6 +28,7 @@ stored as the held-out report. Seeds and thread counts are fixed, so two runs gi
 from __future__ import annotations
 
 import contextlib
+import gc
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +43,7 @@ from pictorank.evaluation.calibration import expected_calibration_error
 from pictorank.features import selected_features
 from pictorank.lexicon import DEFAULT_SOURCE, load_lexicon
 from pictorank.lexicon.store import DEFAULT_SPACE
+from pictorank.memory import release_memory
 from pictorank.open_play import store_lexicon, stored_words
 from pictorank.puzzles import HintVocabulary, Puzzle, load_hints, load_puzzles, to_queries
 from pictorank.query import Query
@@ -132,7 +134,11 @@ class TrainingFiles:
 
 class Stages:
     """The named stages of one run: each logs one line with its time as it ends (its own steps
-    log what they do meanwhile); `seconds` keeps the times for the model folder."""
+    log what they do meanwhile); `seconds` keeps the times for the model folder.
+
+    A stage's leftovers (its tables, encoder runs and sessions) are collected and their pages
+    handed back to the system as it ends: left in the allocator's arenas, they added to the next
+    stage's peak, and the run's peak is what decides the machine it needs."""
 
     def __init__(self, log: Log) -> None:
         self.log = log
@@ -152,6 +158,8 @@ class Stages:
             return
         finally:
             self.seconds[name] = round(time.perf_counter() - started, 1)
+            gc.collect()
+            release_memory()
         self.log(f"== {name}: done in {self.seconds[name]:.0f} s")
 
 
@@ -168,12 +176,14 @@ def train_model(files: TrainingFiles, out_dir: Path, config: TrainConfig, encode
         outcome = train_command(files.train, files.val, files.hints, out_dir, config, encoder, log, force)
     ranker, train = outcome.pop("ranker"), outcome.pop("train")
     if lexicon:
-        stored = None
+        stored = False  # whether the lexicon stage stored one (open play reads it back from the folder)
         with stages.stage("lexicon", optional=True):
             space = DEFAULT_SPACE if config.finetune else "base"
-            stored = store_lexicon(out_dir, settings, DEFAULT_SOURCE, space, [p for p in (files.train, files.val) if p])
-            log(f"lexicon of {stored_words(stored)} in the {stored.space} space")
-        if stored is not None:
+            vectors = store_lexicon(out_dir, settings, DEFAULT_SOURCE, space, [p for p in (files.train, files.val) if p])
+            log(f"lexicon of {stored_words(vectors)} in the {vectors.space} space")
+            stored = True
+            del vectors
+        if stored:
             with stages.stage("open play", optional=True):
                 fit_for_model(out_dir, ranker, train, load_lexicon(DEFAULT_SOURCE), encoder, config, log)
     with stages.stage("clue-giver", optional=True):

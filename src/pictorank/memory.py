@@ -1,12 +1,12 @@
-"""Give the C allocator's free memory back to the system after a big ranking.
+"""Give the C allocator's free memory back to the system after big work.
 
-A ranking of thousands of rows (a batch of open-vocabulary clues: 100 candidates each) builds
+A big ranking (a batch of open-vocabulary clues: 100 candidates each) or a training stage builds
 feature tables, encoder buffers and booster inputs of hundreds of megabytes, almost all of it
-through malloc, from whichever of glibc's per-thread arenas the request thread uses. Freed, that
+through malloc, from whichever of glibc's per-thread arenas the working thread uses. Freed, that
 memory stays with the process: glibc gives back only the top of the main heap by itself, never
-the free pages inside an arena, so a server kept each big request's peak for good.
-`malloc_trim(0)` hands those pages back. It exists in glibc only: elsewhere (musl, macOS) this
-is a no-op.
+the free pages inside an arena, so a server kept each big request's peak for good, and a training
+run carried one stage's leftovers into the next stage's peak. `malloc_trim(0)` hands those pages
+back. It exists in glibc only: elsewhere (musl, macOS) this is a no-op.
 """
 
 from __future__ import annotations
@@ -15,11 +15,6 @@ import ctypes
 import functools
 import sys
 from typing import Callable
-
-# Candidate rows (options, summed over the clues of one ranking) from which a ranking is followed
-# by a release: a 64-clue open-vocabulary batch holds 6,400; a single clue at most 1,000.
-RELEASE_AFTER_ROWS = 1_000
-
 
 @functools.cache
 def _malloc_trim() -> Callable[[int], int] | None:
