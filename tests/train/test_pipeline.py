@@ -44,12 +44,39 @@ def test_config_round_trips_through_json():
     assert TrainConfig.from_dict(json.loads(json.dumps(config.to_dict()))) == config
 
 
-def test_finetuning_is_reproducible_and_changes_the_weights(base_model, vocab, train_puzzles):
+def test_a_model_saved_before_the_precision_knob_reads_as_fp32():
+    values = TrainConfig().to_dict()
+    del values["finetune_precision"]
+    assert TrainConfig.from_dict(values).finetune_precision == "fp32"
+    assert TrainConfig().finetune_precision == "bf16"
+
+
+def test_an_unknown_finetuning_precision_is_refused_before_any_work():
+    from pictorank.errors import UsageError
+
+    with pytest.raises(UsageError, match="finetune_precision must be one of fp32, bf16"):
+        TrainConfig(finetune_precision="fp16")
+
+
+@pytest.mark.parametrize("precision", ["bf16", "fp32"])
+def test_finetuning_is_reproducible_and_changes_the_weights(base_model, vocab, train_puzzles, precision):
     queries = to_queries(train_puzzles[:32], vocab)
-    params = FinetuneParams(epochs=1, batch_size=16, hard_negatives=1)
+    params = FinetuneParams(epochs=1, batch_size=16, hard_negatives=1, precision=precision)
     first = finetune(copy.deepcopy(base_model), queries, params)
     second = finetune(copy.deepcopy(base_model), queries, params)
     assert weights_digest(first) == weights_digest(second) != weights_digest(base_model)
+
+
+def test_bf16_finetuning_is_mixed_precision(base_model, vocab, train_puzzles):
+    """bf16 changes how the forward passes compute, so other weights than fp32's, but the
+    weights themselves stay fp32 (what the export and the cache read)."""
+    import torch
+
+    queries = to_queries(train_puzzles[:32], vocab)
+    tuned = {p: finetune(copy.deepcopy(base_model), queries, FinetuneParams(epochs=1, batch_size=16, precision=p))
+             for p in ("bf16", "fp32")}
+    assert weights_digest(tuned["bf16"]) != weights_digest(tuned["fp32"])
+    assert {t.dtype for t in tuned["bf16"].state_dict().values() if t.is_floating_point()} == {torch.float32}
 
 
 def test_length_sorted_chunks_embed_as_one_pass(base_model, vocab, train_puzzles):

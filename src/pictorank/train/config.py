@@ -8,7 +8,7 @@ from typing import Any, Callable
 from pictorank.errors import UsageError
 from pictorank.features.cosine import seed_names
 from pictorank.encoders import DEFAULT_QUANTIZATION, Quantization
-from pictorank.train.finetune import FinetuneParams
+from pictorank.train.finetune import PRECISIONS, FinetuneParams
 
 Log = Callable[[str], None]  # where training reports progress (print, or nothing with --quiet)
 
@@ -37,6 +37,9 @@ class TrainConfig:
     finetune : False skips fine-tuning: the ``ft_*`` columns then repeat the base encoder.
     oof_epochs / final_epochs : fine-tuning epochs of each fold's encoder / of the final one.
         The fold encoders are shorter (they are thrown away) to keep training under 15 minutes.
+    finetune_precision : "bf16" (mixed precision: the forward passes' matrix products in bfloat16,
+        weights and optimiser in fp32) or "fp32"; bf16 is chosen by the train-CV estimate
+        (docs/experiments/speed.md) and is slower only on a CPU without bfloat16 instructions.
     drop_groups : feature prefixes left out (ablations), e.g. ("ft_",) or ("lex_",); by default
         the seed template's columns (SEED_COLUMNS).
     unfamiliar_groups : besides the OOF rows, every train clue is built once more as it would
@@ -70,6 +73,7 @@ class TrainConfig:
     batch_size: int = 32
     learning_rate: float = 1e-4  # see FinetuneParams
     hard_negatives: int = 1
+    finetune_precision: str = "bf16"
     seed: int = 13
     cv_folds: int = 3
     grid: tuple[dict[str, Any], ...] = DEFAULT_GRID
@@ -91,6 +95,8 @@ class TrainConfig:
         # checked here, before minutes of fine-tuning, rather than when LightGBM first meets them
         if self.bag < 1:
             raise UsageError(f"bag must be at least 1 booster, found {self.bag}")
+        if self.finetune_precision not in PRECISIONS:
+            raise UsageError(f"finetune_precision must be one of {', '.join(PRECISIONS)}, found {self.finetune_precision!r}")
         share = self.colsample_bytree
         if share != "sqrt" and (isinstance(share, str) or not 0.0 < share <= 1.0):
             raise UsageError(f"colsample_bytree must be 'sqrt' or a share in (0, 1], found {share!r}")
@@ -102,6 +108,7 @@ class TrainConfig:
             learning_rate=self.learning_rate,
             hard_negatives=self.hard_negatives,
             seed=self.seed,
+            precision=self.finetune_precision,
         )
 
     def sized_for(self, answers: int, option_rows: int) -> tuple["TrainConfig", list[str]]:
@@ -139,4 +146,5 @@ class TrainConfig:
         values = dict(values)
         values["grid"] = tuple(dict(g) for g in values.get("grid", DEFAULT_GRID))
         values["drop_groups"] = tuple(values.get("drop_groups", ()))
+        values.setdefault("finetune_precision", "fp32")  # what every model saved before the knob was trained with
         return cls(**values)
