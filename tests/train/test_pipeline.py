@@ -243,3 +243,36 @@ def test_a_later_stage_that_fails_is_logged_and_the_model_stands():
     with pytest.raises(UsageError):
         with stages.stage("ranker"):
             raise UsageError("training needs an answer in every row")
+
+
+def test_each_stage_records_the_runs_peak_memory_as_it_ends():
+    """stages.json's peak tells which stage set the run's peak: a stage that holds 300 MB at once
+    raises it by about that much, and the stage after it, holding little, does not lower it. In a
+    process of its own: a test worker's peak is whatever its earlier tests reached."""
+    import subprocess
+    import sys
+
+    script = """
+import json
+import numpy as np
+from pictorank.train.pipeline import Stages
+
+logged = []
+stages = Stages(logged.append)
+with stages.stage("small"):
+    pass
+with stages.stage("big"):
+    held = np.ones(300 * 2**20 // 8)  # written, so resident
+    assert held.sum() > 0
+    del held
+with stages.stage("after"):
+    pass
+print(json.dumps({"peak_mb": stages.peak_mb, "seconds": stages.seconds, "logged": logged}))
+"""
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    result = json.loads(run.stdout)
+    peak = result["peak_mb"]
+    assert peak["big"] >= peak["small"] + 250
+    assert peak["after"] == peak["big"]
+    assert result["logged"][1] == (f"== big: done in {result['seconds']['big']:.0f} s "
+                                   f"(the run's peak memory so far {peak['big']} MB)")

@@ -100,60 +100,97 @@ def _fold_rows(inside: Sequence[Query], held: Sequence[Query], lexicon: Lexicon,
     return add_open_play_columns(table, rows, zipf, base_encoder, glosses, column_names(glosses is not None)), rows
 
 
-def fit_open_play(learned: LearnedRanker, tables: OpenPlayTables, config: TrainConfig, log: Log,
-                  zipf: dict[str, float] | None = None, glosses: StoredVectors | None = None) -> OpenPlayRanker:
-    """LambdaMART over the learned ranker's columns, WORD_COLUMNS, and the GLOSS_COLUMNS and
-    WORDNET_COLUMNS the tables have, chosen and fitted as the learned ranker's (grouped CV on
-    train, then a bag on all of it), on the clues whose answer was retrieved; its `training` holds
-    the train-CV estimate over all the clues. `glosses`: the gloss vectors the tables were made
-    with."""
+@dataclass
+class OpenPlayCV:
+    """Open play's LambdaMART setting chosen by grouped CV on train (`cross_validate`), and each
+    train clue's held-out rank of its answer under it (inf where the answer was not retrieved)."""
+
+    columns: list[str]
+    params: dict[str, Any]
+    trees: int
+    cv: list[dict[str, Any]]
+    ranks: np.ndarray
+
+
+def cross_validate(learned: LearnedRanker, tables: OpenPlayTables, config: TrainConfig, log: Log) -> OpenPlayCV:
+    """Choose the LambdaMART setting by grouped CV over the learned ranker's columns and the
+    OPEN_PLAY_COLUMNS the tables have, on the clues whose answer was retrieved, and rank every
+    clue's candidates by its held-out scores (as served: blended when the learned ranker blends)."""
     columns = [*learned.feature_names, *(c for c in OPEN_PLAY_COLUMNS if c in tables.X.columns)]
-    keep = np.repeat(tables.found, tables.sizes)
     if tables.found.sum() < 2 or len(set(tables.folds[tables.found].tolist())) < 2:
         raise UsageError("too few train clues have their answer among their lexicon candidates to fit open play's ranker")
-    X, y = tables.X.loc[keep, columns].reset_index(drop=True), tables.y[keep]
-    sizes, folds = tables.sizes[tables.found], tables.folds[tables.found]
-    config = config.sized_for(len(set(folds.tolist())), len(y))[0]
-    started = time.perf_counter()
+    X, y, sizes, folds, config = _retrieved(tables, columns, config)
     params, trees, cv = cv_select(X, y, sizes, folds, config, log)
-    bag = fit_bag(X, y, sizes, params, trees, config)
     held_out = held_out_scores(X, y, sizes, folds, params, trees, config)
-    estimate = _estimate(tables, blended(held_out, tables.X.loc[keep].reset_index(drop=True)) if learned.fallback
-                         else held_out)
-    log(f"open play's LambdaMART {params}: {len(bag)} boosters of {trees} trees; train-CV over "
-        f"{len(tables.queries)} clues: Hits@1 {estimate['hits@1']:.3f}, Hits@10 {estimate['hits@10']:.3f}, "
-        f"retrieval ceiling {estimate['ceiling']:.3f}")
-    training = {"lgbm_params": params, "trees": [trees] * len(bag), "cv": cv, "train_cv": estimate,
-                "candidates": int(tables.sizes.max()), "lgbm_seconds": time.perf_counter() - started}
-    return OpenPlayRanker(learned, bag, columns, zipf, training, glosses)
-
-
-def _estimate(tables: OpenPlayTables, scores: list[np.ndarray]) -> dict[str, Any]:
-    """Hits@1, Hits@10 and MRR of the held-out CV scores (as served: blended when the learned
-    ranker blends) over every clue, one whose answer was not retrieved counting as a miss; and
-    the retrieval ceiling."""
+    keep = np.repeat(tables.found, tables.sizes)
+    scores = blended(held_out, tables.X.loc[keep].reset_index(drop=True)) if learned.fallback else held_out
     bounds = np.cumsum([0, *tables.sizes])
     labels = [tables.y[bounds[i] : bounds[i + 1]] for i in np.flatnonzero(tables.found)]
     ranks = np.full(len(tables.queries), np.inf)
     ranks[tables.found] = answer_ranks(scores, labels)
+    return OpenPlayCV(columns, params, trees, cv, ranks)
+
+
+def fit_open_play(learned: LearnedRanker, tables: OpenPlayTables, config: TrainConfig, log: Log,
+                  zipf: dict[str, float] | None = None, glosses: StoredVectors | None = None) -> OpenPlayRanker:
+    """LambdaMART over the learned ranker's columns, WORD_COLUMNS, and the GLOSS_COLUMNS and
+    WORDNET_COLUMNS the tables have, chosen as the learned ranker's (`cross_validate`) and fitted
+    as a bag on all the clues whose answer was retrieved; its `training` holds the train-CV
+    estimate over all the clues. `glosses`: the gloss vectors the tables were made with."""
+    started = time.perf_counter()
+    chosen = cross_validate(learned, tables, config, log)
+    X, y, sizes, _, sized = _retrieved(tables, chosen.columns, config)
+    bag = fit_bag(X, y, sizes, chosen.params, chosen.trees, sized)
+    estimate = train_cv_estimate(tables, chosen.ranks)
+    log(f"open play's LambdaMART {chosen.params}: {len(bag)} boosters of {chosen.trees} trees; train-CV over "
+        f"{len(tables.queries)} clues: Hits@1 {estimate['hits@1']:.3f}, Hits@10 {estimate['hits@10']:.3f}, "
+        f"retrieval ceiling {estimate['ceiling']:.3f}")
+    training = {"lgbm_params": chosen.params, "trees": [chosen.trees] * len(bag), "cv": chosen.cv,
+                "train_cv": estimate, "candidates": int(tables.sizes.max()),
+                "lgbm_seconds": time.perf_counter() - started}
+    return OpenPlayRanker(learned, bag, chosen.columns, zipf, training, glosses)
+
+
+def _retrieved(tables: OpenPlayTables, columns: list[str], config: TrainConfig
+               ) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray, TrainConfig]:
+    """What LambdaMART learns from: the `columns` of the clues whose answer was retrieved, their
+    labels, group sizes and folds, and `config` sized for them (TrainConfig.sized_for)."""
+    keep = np.repeat(tables.found, tables.sizes)
+    X, y = tables.X.loc[keep, columns].reset_index(drop=True), tables.y[keep]
+    sizes, folds = tables.sizes[tables.found], tables.folds[tables.found]
+    return X, y, sizes, folds, config.sized_for(len(set(folds.tolist())), len(y))[0]
+
+
+def train_cv_estimate(tables: OpenPlayTables, ranks: np.ndarray) -> dict[str, Any]:
+    """Hits@1, Hits@10 and MRR of the held-out ranks over every clue, one whose answer was not
+    retrieved counting as a miss; and the retrieval ceiling."""
     return {"clues": len(tables.queries), "ceiling": float(tables.found.mean()),
             "hits@1": float(np.mean(ranks < 1)), "hits@10": float(np.mean(ranks < 10)),
             "mrr": float(np.mean(np.where(np.isfinite(ranks), 1 / (ranks + 1), 0.0)))}
 
 
-def fit_for_model(model_dir: Path, learned: LearnedRanker, train: Sequence[Query], lexicon: Lexicon,
-                  encoder: Encoder, config: TrainConfig, log: Log,
-                  candidates: int = DEFAULT_CANDIDATES) -> OpenPlayRanker:
-    """`pictorank train`'s last step: fit open play's ranker for the model just saved in
-    `model_dir` (`learned`, loaded from it) and save it there. `encoder`: the base encoder
-    training ran on (`as_served` gives the features' one). With the glosses stored beside the
-    model's lexicon, the words are retrieved and ranked by their glosses too, as the service does."""
+def tables_for_model(model_dir: Path, train: Sequence[Query], lexicon: Lexicon, encoder: Encoder,
+                     config: TrainConfig, log: Log, candidates: int = DEFAULT_CANDIDATES
+                     ) -> tuple[OpenPlayTables, StoredVectors | None]:
+    """Open play's train tables for the model saved in `model_dir`, and the stored glosses they
+    were made with (None without). `encoder`: the base encoder training ran on (`as_served` gives
+    the features' one). With the glosses stored beside the model's lexicon, the words are
+    retrieved and ranked by their glosses too, as the service does."""
     base = as_served(encoder, config)
     stored = lexicon_store.know_stored(model_dir, {"base": base})  # the candidates' base vectors, as served
     glosses = stored.glosses if stored is not None and stored.encoder_ids.get("base") == base.model_id else None
     log(f"open play reads {len(glosses)} stored glosses" if glosses is not None
         else "open play reads no glosses: none stored by this base encoder beside the model")
     tables = open_play_tables(train, lexicon, base, config, log, candidates, glosses, search_glosses=glosses is not None)
+    return tables, glosses
+
+
+def fit_for_model(model_dir: Path, learned: LearnedRanker, train: Sequence[Query], lexicon: Lexicon,
+                  encoder: Encoder, config: TrainConfig, log: Log,
+                  candidates: int = DEFAULT_CANDIDATES) -> OpenPlayRanker:
+    """`pictorank train`'s last step: fit open play's ranker for the model just saved in
+    `model_dir` (`learned`, loaded from it) on its tables (`tables_for_model`) and save it there."""
+    tables, glosses = tables_for_model(model_dir, train, lexicon, encoder, config, log, candidates)
     ranker = fit_open_play(learned, tables, config, log, lexicon.frequencies(), glosses)
     ranker.save(model_dir)
     return ranker

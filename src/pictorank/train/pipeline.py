@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import resource
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,7 +59,7 @@ from pictorank.train.lambdamart import column_share, cv_select, fit_bag, held_ou
 from pictorank.train.oof import TrainingTables, build_tables, check_trainable, finetuned_model_id
 from pictorank.train.open_play import fit_for_model
 
-STAGES_FILE = "stages.json"  # each stage's seconds; informational, outside the checked files
+STAGES_FILE = "stages.json"  # each stage's seconds and peak memory; informational, outside the checked files
 
 
 def fit_ranker_from_tables(tables: TrainingTables, config: TrainConfig, log: Log = print) -> LearnedRanker:
@@ -134,7 +135,9 @@ class TrainingFiles:
 
 class Stages:
     """The named stages of one run: each logs one line with its time as it ends (its own steps
-    log what they do meanwhile); `seconds` keeps the times for the model folder.
+    log what they do meanwhile); `seconds` keeps the times for the model folder, `peak_mb` the
+    process's highest resident memory so far as each stage ends (it only grows: the stage where
+    it jumps is the one that set it).
 
     A stage's leftovers (its tables, encoder runs and sessions) are collected and their pages
     handed back to the system as it ends: left in the allocator's arenas, they added to the next
@@ -143,6 +146,7 @@ class Stages:
     def __init__(self, log: Log) -> None:
         self.log = log
         self.seconds: dict[str, float] = {}
+        self.peak_mb: dict[str, int] = {}
 
     @contextlib.contextmanager
     def stage(self, name: str, optional: bool = False) -> Iterator[None]:
@@ -158,9 +162,10 @@ class Stages:
             return
         finally:
             self.seconds[name] = round(time.perf_counter() - started, 1)
+            self.peak_mb[name] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024  # Linux: kilobytes
             gc.collect()
             release_memory()
-        self.log(f"== {name}: done in {self.seconds[name]:.0f} s")
+        self.log(f"== {name}: done in {self.seconds[name]:.0f} s (the run's peak memory so far {self.peak_mb[name]} MB)")
 
 
 def train_model(files: TrainingFiles, out_dir: Path, config: TrainConfig, encoder: Encoder, settings: CommonSettings,
@@ -188,7 +193,7 @@ def train_model(files: TrainingFiles, out_dir: Path, config: TrainConfig, encode
                 fit_for_model(out_dir, ranker, train, load_lexicon(DEFAULT_SOURCE), encoder, config, log)
     with stages.stage("clue-giver", optional=True):
         fit_for_serving(out_dir, files.train, files.hints, settings)
-    write_json(out_dir / STAGES_FILE, {"seconds": stages.seconds})
+    write_json(out_dir / STAGES_FILE, {"seconds": stages.seconds, "peak_mb": stages.peak_mb})
     return {**outcome, "stages": stages.seconds}
 
 
