@@ -17,7 +17,7 @@ import numpy as np
 
 from pictorank.query import Query
 
-WORD_COLUMNS = ("open_zipf", "open_zipf_z", "open_words", "open_compounds", "open_compound_of")
+WORD_COLUMNS = ("open_zipf", "open_zipf_z", "open_words")
 
 
 def word_columns(options: Sequence[str], zipf: Mapping[str, float]) -> dict[str, np.ndarray]:
@@ -29,26 +29,7 @@ def word_columns(options: Sequence[str], zipf: Mapping[str, float]) -> dict[str,
     spread = frequency.std()
     standardised = (frequency - frequency.mean()) / spread if spread > 0 else np.zeros_like(frequency)
     words = np.array([len(o.replace("-", " ").split()) for o in options], dtype=np.float64)
-    compounds, compound_of = compound_columns(options)
-    return {"open_zipf": frequency, "open_zipf_z": standardised, "open_words": words,
-            "open_compounds": compounds, "open_compound_of": compound_of}
-
-
-def compound_columns(options: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """For each option, how many of the other options hold it as whole words ("ice" in "ice
-    water" and "ice-cold"), and whether it holds another option so (1.0) or not (0.0)."""
-    spelled = [tuple(o.casefold().replace("-", " ").split()) for o in options]
-    where: dict[tuple[str, ...], list[int]] = {}
-    for i, words in enumerate(spelled):
-        where.setdefault(words, []).append(i)
-    compounds = np.zeros(len(options))
-    compound_of = np.zeros(len(options))
-    for j, words in enumerate(spelled):
-        inside = {words[a:b] for a in range(len(words)) for b in range(a + 1, len(words) + 1) if b - a < len(words)}
-        held = [i for run in inside for i in where.get(run, ())]
-        compounds[held] += 1
-        compound_of[j] = float(bool(held))
-    return compounds, compound_of
+    return {"open_zipf": frequency, "open_zipf_z": standardised, "open_words": words}
 
 
 def queries_word_columns(queries: Sequence[Query], zipf: Mapping[str, float]) -> dict[str, np.ndarray]:
