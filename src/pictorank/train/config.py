@@ -38,8 +38,9 @@ class TrainConfig:
     oof_epochs / final_epochs : fine-tuning epochs of each fold's encoder / of the final one.
         The fold encoders are shorter (they are thrown away) to keep training under 15 minutes.
     finetune_precision : "bf16" (mixed precision: the forward passes' matrix products in bfloat16,
-        weights and optimiser in fp32) or "fp32"; bf16 is chosen by the train-CV estimate
-        (docs/experiments/speed.md) and is slower only on a CPU without bfloat16 instructions.
+        weights and optimiser in fp32) or "fp32". bf16 is the faster where the CPU has bfloat16
+        instructions, with the same train-CV estimate (docs/experiments/speed.md); on a CPU
+        without them fp32 may be the faster.
     drop_groups : feature prefixes left out (ablations), e.g. ("ft_",) or ("lex_",); by default
         the seed template's columns (SEED_COLUMNS).
     unfamiliar_groups : besides the OOF rows, every train clue is built once more as it would

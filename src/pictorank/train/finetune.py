@@ -140,7 +140,7 @@ def finetune(
 def _autocast(precision: str, device: str) -> contextlib.AbstractContextManager[object]:
     """The forward passes' precision. "bf16": PyTorch's autocast runs the matrix products in
     bfloat16 (the weights, their gradients and the optimiser stay fp32: mixed precision), which a
-    CPU with bfloat16 instructions computes much faster; the loss is taken in fp32. "fp32": as is."""
+    CPU with bfloat16 instructions computes faster; the loss is taken in fp32. "fp32": as is."""
     if precision not in PRECISIONS:
         raise ValueError(f"fine-tuning precision must be one of {', '.join(PRECISIONS)}, found {precision!r}")
     if precision == "fp32":
