@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import sys
+from pathlib import Path
 from typing import Callable
 
 @functools.cache
@@ -41,3 +42,16 @@ def release_memory() -> bool:
     request."""
     trim = _malloc_trim()
     return bool(trim(0)) if trim is not None else False
+
+
+def peak_rss_mb() -> int | None:
+    """This process's highest resident memory so far, in MB (Linux's VmHWM); None elsewhere.
+    Not `getrusage`'s ru_maxrss: Linux carries that over from the process a command was started
+    from (its memory when it forked), so a command run from a big process reported that one's."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) // 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None

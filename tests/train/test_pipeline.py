@@ -248,9 +248,12 @@ def test_a_later_stage_that_fails_is_logged_and_the_model_stands():
 def test_each_stage_records_the_runs_peak_memory_as_it_ends():
     """stages.json's peak tells which stage set the run's peak: a stage that holds 300 MB at once
     raises it by about that much, and the stage after it, holding little, does not lower it. In a
-    process of its own: a test worker's peak is whatever its earlier tests reached."""
+    process of its own, started while this one holds 400 MB more: the peak is the command's own,
+    not the memory of the process it was started from (which getrusage's maxrss carries over)."""
     import subprocess
     import sys
+
+    ballast = np.ones(400 * 2**20 // 8)  # written, so resident in this process when it starts the other
 
     script = """
 import json
@@ -270,9 +273,25 @@ with stages.stage("after"):
 print(json.dumps({"peak_mb": stages.peak_mb, "seconds": stages.seconds, "logged": logged}))
 """
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    assert ballast.sum() > 0
     result = json.loads(run.stdout)
     peak = result["peak_mb"]
+    assert peak["small"] < 400
     assert peak["big"] >= peak["small"] + 250
     assert peak["after"] == peak["big"]
     assert result["logged"][1] == (f"== big: done in {result['seconds']['big']:.0f} s "
                                    f"(the run's peak memory so far {peak['big']} MB)")
+
+
+@pytest.mark.slow
+def test_fine_tuning_in_a_process_of_its_own_gives_the_weights_fine_tuning_here_gives(base_model, vocab, train_puzzles):
+    """Training fine-tunes apart so that its temporaries leave with the process: the weights
+    must be the very ones an in-process fine-tune gives (the run's models depend on them)."""
+    from pictorank.train.oof import _finetuned_apart
+
+    queries = to_queries(train_puzzles[:48], vocab)
+    params = FinetuneParams(epochs=1, batch_size=16, hard_negatives=1)
+    here = finetune(copy.deepcopy(base_model), queries, params)
+    logged: list[str] = []
+    apart = _finetuned_apart(queries, params, logged.append)
+    assert weights_digest(apart) == weights_digest(here) != weights_digest(base_model)

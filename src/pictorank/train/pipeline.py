@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import resource
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,7 +43,7 @@ from pictorank.evaluation.calibration import expected_calibration_error
 from pictorank.features import selected_features
 from pictorank.lexicon import DEFAULT_SOURCE, load_lexicon
 from pictorank.lexicon.store import DEFAULT_SPACE
-from pictorank.memory import release_memory
+from pictorank.memory import peak_rss_mb, release_memory
 from pictorank.open_play import store_lexicon, stored_words
 from pictorank.puzzles import HintVocabulary, Puzzle, load_hints, load_puzzles, to_queries
 from pictorank.query import Query
@@ -146,7 +145,7 @@ class Stages:
     def __init__(self, log: Log) -> None:
         self.log = log
         self.seconds: dict[str, float] = {}
-        self.peak_mb: dict[str, int] = {}
+        self.peak_mb: dict[str, int | None] = {}
 
     @contextlib.contextmanager
     def stage(self, name: str, optional: bool = False) -> Iterator[None]:
@@ -162,10 +161,11 @@ class Stages:
             return
         finally:
             self.seconds[name] = round(time.perf_counter() - started, 1)
-            self.peak_mb[name] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024  # Linux: kilobytes
+            self.peak_mb[name] = peak_rss_mb()
             gc.collect()
             release_memory()
-        self.log(f"== {name}: done in {self.seconds[name]:.0f} s (the run's peak memory so far {self.peak_mb[name]} MB)")
+        peak = f" (the run's peak memory so far {self.peak_mb[name]} MB)" if self.peak_mb[name] is not None else ""
+        self.log(f"== {name}: done in {self.seconds[name]:.0f} s{peak}")
 
 
 def train_model(files: TrainingFiles, out_dir: Path, config: TrainConfig, encoder: Encoder, settings: CommonSettings,
