@@ -282,16 +282,3 @@ print(json.dumps({"peak_mb": stages.peak_mb, "seconds": stages.seconds, "logged"
     assert result["logged"][1] == (f"== big: done in {result['seconds']['big']:.0f} s "
                                    f"(the run's peak memory so far {peak['big']} MB)")
 
-
-@pytest.mark.slow
-def test_fine_tuning_in_a_process_of_its_own_gives_the_weights_fine_tuning_here_gives(base_model, vocab, train_puzzles):
-    """Training fine-tunes apart so that its temporaries leave with the process: the weights
-    must be the very ones an in-process fine-tune gives (the run's models depend on them)."""
-    from pictorank.train.oof import _finetuned_apart
-
-    queries = to_queries(train_puzzles[:48], vocab)
-    params = FinetuneParams(epochs=1, batch_size=16, hard_negatives=1)
-    here = finetune(copy.deepcopy(base_model), queries, params)
-    logged: list[str] = []
-    apart = _finetuned_apart(queries, params, logged.append)
-    assert weights_digest(apart) == weights_digest(here) != weights_digest(base_model)

@@ -17,13 +17,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
 import os
 import random
 import shutil
-import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -82,36 +79,13 @@ def finetuned_encoder(
         model = load_model_dir(stored)
         log(f"  fine-tuned encoder reused from {stored}")
     else:
-        model = _finetuned_apart(queries, params, log)
+        model = load_base_model()
+        finetune(model, queries, params, log=log)
         if stored is not None:
             _keep(model, stored, log)
     model_id = finetuned_model_id(model)
     log(f"  fine-tuned {epochs:g} epoch(s) on {len(queries)} clues in {time.perf_counter() - started:.0f} s ({model_id})")
     return model, served_encoder(model, model_id, "ft", config.quantization, cache_dir), reused
-
-
-def _finetuned_apart(queries: Sequence[Query], params: FinetuneParams, log: Log) -> Any:
-    """The base model fine-tuned on `queries` in a process of its own, read back here.
-
-    Why apart: training's temporaries (activations, gradients, the optimiser's state, thousands
-    of tokenised batches) stay in this process's heap after fine-tuning ends, scattered between
-    live objects, where trimming cannot return them: the fine-tunes left the run's later stages
-    hundreds of megabytes higher. A process that ends returns everything. It fine-tunes exactly
-    as this one would (the same seeds, threads and libraries), so the weights are the same."""
-    with tempfile.TemporaryDirectory(prefix="pictorank-finetune-") as scratch:
-        with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
-            lines = pool.submit(_finetune_and_save, list(queries), params, scratch).result()
-        for line in lines:
-            log(line)
-        return load_model_dir(scratch)
-
-
-def _finetune_and_save(queries: list[Query], params: FinetuneParams, folder: str) -> list[str]:
-    """In the fine-tuning process: fine-tune the base model, save it in `folder`, and return what
-    it logged (the parent logs it)."""
-    lines: list[str] = []
-    finetune(load_base_model(), queries, params, log=lines.append).save(folder)
-    return lines
 
 
 def fold_extractor(inside: Sequence[Query], base_encoder: Encoder, config: TrainConfig,
