@@ -39,7 +39,7 @@ def main() -> None:
         for record in records.values():
             seconds = sum(record["seconds"].values()) if stage == "total" else record["seconds"].get(stage, float("nan"))
             peak = record.get("peak_mb", {}).get(stage)
-            cells.append(f"{seconds:.0f} s" + (f", peak so far {peak / 1024:.2f} GB" if peak is not None else ""))
+            cells.append(f"{seconds:.0f} s" + (f", peak so far {peak:,} MB" if peak is not None else ""))
         print(f"| {stage} | " + " | ".join(cells) + " |")
 
 

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Callable
 
+
 @functools.cache
 def _malloc_trim() -> Callable[[int], int] | None:
     """glibc's malloc_trim, or None where the C library has none."""
