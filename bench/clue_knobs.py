@@ -51,7 +51,7 @@ from pictorank.suggest.model import fit_or_load
 from pictorank.suggest.suggester import (MAIN_IDEAS, READER_WEIGHT, SPECIFIERS, WIN_BONUS, JudgedClue, Suggester,
                                          first_choice)
 from pictorank.train import TrainConfig
-from pictorank.train.oof import finetuned_encoder, query_folds
+from pictorank.train.fold_encoders import finetuned_encoder, query_folds
 
 use_offline_environment()
 

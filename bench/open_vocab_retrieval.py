@@ -31,7 +31,8 @@ from pictorank.puzzles import load_hints, load_puzzles, to_queries
 from pictorank.query import joined_text
 from pictorank.settings import CommonSettings
 from pictorank.train.config import TrainConfig
-from pictorank.train.oof import as_served, fold_extractor, query_folds
+from pictorank.train.fold_encoders import query_folds
+from pictorank.train.oof import as_served, fold_extractor
 
 RRF_OFFSET = 60  # reciprocal-rank fusion's constant (Cormack et al. 2009): 1 / (60 + rank)
 

@@ -22,7 +22,7 @@ from pictorank.lexicon.echo import echoes, hint_stems
 from pictorank.puzzles import to_queries
 from pictorank.query import Query
 from pictorank.open_play import OPEN_PLAY_DIR, OpenPlayRanker
-from pictorank.train.oof import query_folds
+from pictorank.train.fold_encoders import query_folds
 from pictorank.train.open_play import fit_open_play, open_play_tables
 
 CANDIDATES = 20

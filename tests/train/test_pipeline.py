@@ -14,7 +14,8 @@ from pictorank.cli import main
 from pictorank.train.finetune import FinetuneParams, _embed, finetune, weights_digest
 from pictorank.puzzles import to_queries
 from pictorank.train import TrainConfig, fit_ranker_from_tables
-from pictorank.train.oof import labels_and_sizes, query_folds
+from pictorank.train.fold_encoders import query_folds
+from pictorank.train.oof import labels_and_sizes
 
 
 def test_folds_keep_every_answer_in_one_fold(vocab, train_puzzles):

@@ -18,7 +18,8 @@ from pictorank.errors import UsageError
 from pictorank.query import Query
 from pictorank.train import TrainConfig, build_tables, fit_ranker_from_tables
 from pictorank.train.config import DEFAULT_GRID, MIN_ANSWERS
-from pictorank.train.oof import answer_kinds, query_folds, check_trainable, unfamiliar_features
+from pictorank.train.fold_encoders import answer_kinds, query_folds
+from pictorank.train.oof import check_trainable, unfamiliar_features
 
 QUIET = lambda message: None  # noqa: E731
 FAST = dict(finetune=False, n_estimators=30, early_stopping_rounds=10, quantization=None)  # the word-hash stand-in has no ONNX export
@@ -150,7 +151,7 @@ def test_a_set_whose_held_out_rankings_are_all_right_trains_without_a_confidence
 def test_a_cache_that_cannot_keep_fine_tuned_weights_costs_only_a_log_line(tmp_path) -> None:
     """`train` with a full or read-only cache ended in a traceback: the weights it cannot keep
     are logged, and training goes on."""
-    from pictorank.train.oof import _keep
+    from pictorank.train.fold_encoders import _keep
 
     class FullDisk:
         def save(self, path: str) -> None:
@@ -169,7 +170,7 @@ def test_fine_tuned_weights_half_saved_by_a_killed_run_are_removed_by_the_next(t
     import subprocess
     import sys
 
-    from pictorank.train.oof import _keep
+    from pictorank.train.fold_encoders import _keep
 
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     folder = tmp_path / "finetuned"

@@ -15,77 +15,28 @@ but with whole kinds of answers and a share of the descriptions held out; the ``
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 import random
-import shutil
 import time
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 
-from pictorank.artifacts import library_versions
-from pictorank.encoders import Encoder, base_model_version, load_base_model, load_model_dir
-from pictorank.encoders.memo import remove_dead_writers
+from pictorank.encoders import Encoder
 from pictorank.errors import UsageError
-from pictorank.evaluation.folds import answer_folds
 from pictorank.features import FeatureExtractor, feature_names
 from pictorank.query import Query
 from pictorank.train.config import MIN_ANSWERS, Log, TrainConfig
-from pictorank.train.finetune import FinetuneParams, finetune, weights_digest
+from pictorank.train.fold_encoders import (answer_kinds, finetune_ahead, finetuned_encoder, kind_splits, oof_split,
+                                           query_folds)
 from pictorank.encoders.runtime import served_encoder
-
-
-def query_folds(queries: Sequence[Query], n_folds: int, seed: int) -> np.ndarray:
-    """A fold number per query, by answer (pictorank.evaluation.folds.answer_folds)."""
-    return answer_folds([q.answer for q in queries], n_folds, seed)
 
 
 def labels_and_sizes(queries: Sequence[Query]) -> tuple[np.ndarray, np.ndarray]:
     """LambdaMART targets (1 for the answer) and query group sizes, in transform's row order."""
     labels = np.array([float(o == q.answer) for q in queries for o in q.options])
     return labels, np.array([len(q.options) for q in queries], dtype=int)
-
-
-def _finetune_key(queries: Sequence[Query], params: FinetuneParams) -> str:
-    """Names a fine-tuning run by everything that determines its weights."""
-    digest = hashlib.sha256()
-    digest.update(json.dumps([asdict(params), base_model_version(), library_versions()], sort_keys=True).encode())
-    for q in queries:
-        digest.update(json.dumps([q.hints, q.options, q.answer]).encode())
-    return digest.hexdigest()[:20]
-
-
-def finetuned_encoder(
-    queries: Sequence[Query], epochs: float, config: TrainConfig, cache_dir: Path | None, log: Log
-) -> tuple[Any, Encoder, bool]:
-    """A copy of the base model fine-tuned on `queries`, an Encoder over it as the saved model
-    will run it (its ONNX export when there is one: pictorank.encoders.runtime), and whether the
-    weights came from the cache (then no fine-tuning time was spent).
-
-    Fine-tuning is the slow part of training (minutes on a CPU) and is deterministic, so the
-    weights are kept under `cache_dir/finetuned/<key>`, the key hashing data, parameters and
-    library versions: retraining LightGBM or running the ablations reuses them.
-    """
-    params = config.finetune_params(epochs)
-    stored = Path(cache_dir) / "finetuned" / _finetune_key(queries, params) if cache_dir is not None else None
-    started = time.perf_counter()
-    reused = stored is not None and (stored / "config.json").is_file()
-    if reused:
-        model = load_model_dir(stored)
-        log(f"  fine-tuned encoder reused from {stored}")
-    else:
-        model = load_base_model()
-        finetune(model, queries, params, log=log)
-        if stored is not None:
-            _keep(model, stored, log)
-    model_id = finetuned_model_id(model)
-    log(f"  fine-tuned {epochs:g} epoch(s) on {len(queries)} clues in {time.perf_counter() - started:.0f} s ({model_id})")
-    return model, served_encoder(model, model_id, "ft", config.quantization, cache_dir), reused
 
 
 def fold_extractor(inside: Sequence[Query], base_encoder: Encoder, config: TrainConfig,
@@ -100,26 +51,6 @@ def fold_extractor(inside: Sequence[Query], base_encoder: Encoder, config: Train
     return FeatureExtractor(base_encoder, ft).fit(inside), ft, reused
 
 
-def _keep(model: Any, stored: Path, log: Log) -> None:
-    """Save fine-tuned weights in the cache (atomically). A cache that cannot take them (a full
-    disk, a read-only folder) costs only a later run its fine-tuning: logged, never the end of
-    this run."""
-    tmp = stored.with_name(stored.name + f".{os.getpid()}.tmp")
-    try:
-        stored.parent.mkdir(parents=True, exist_ok=True)
-        remove_dead_writers(stored.parent, stored.name, ".tmp")  # what a killed run left half-saved
-        model.save(str(tmp))
-        os.replace(tmp, stored)
-    except OSError as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
-        log(f"  the fine-tuned encoder is not kept in the cache ({exc.strerror or exc}); training goes on")
-
-
-def finetuned_model_id(model: Any) -> str:
-    """The fine-tuned encoder's id (its weights' digest), as the saved model names it."""
-    return f"finetuned-{weights_digest(model)}"
-
-
 def oof_features(
     queries: Sequence[Query], base_encoder: Encoder, config: TrainConfig, log: Log
 ) -> tuple[pd.DataFrame, np.ndarray, int]:
@@ -129,8 +60,7 @@ def oof_features(
     reused_count = 0
     parts: list[pd.DataFrame | None] = [None] * len(queries)
     for k in range(config.folds):
-        inside = [q for q, f in zip(queries, folds) if f != k]
-        held = [i for i, f in enumerate(folds) if f == k]
+        inside, held = oof_split(queries, folds, k)
         log(f"OOF fold {k + 1}/{config.folds}: fit on {len(inside)} clues, features for {len(held)}")
         extractor, _, reused = fold_extractor(inside, base_encoder, config, log)
         reused_count += reused
@@ -149,17 +79,6 @@ def as_served(encoder: Encoder, config: TrainConfig) -> Encoder:
     if config.quantization is None:
         return encoder
     return served_encoder(encoder.model, encoder.model_id, "base", config.quantization, encoder.cache_dir)
-
-
-def answer_kinds(queries: Sequence[Query], encoder: Encoder, n_kinds: int, seed: int) -> dict[str, int]:
-    """Each distinct answer's kind: its k-means cluster (`n_kinds` clusters, seeded) in the base
-    encoder's space, so that a kind held out is a region of meaning the fold never saw."""
-    from sklearn.cluster import KMeans  # lazy: only training needs it (lightgbm imports it anyway)
-
-    answers = sorted({q.answer for q in queries if q.answer is not None})
-    k = max(1, min(n_kinds, len(answers)))
-    labels = KMeans(n_clusters=k, random_state=seed, n_init=4).fit_predict(encoder.encode(answers))
-    return dict(zip(answers, (int(label) for label in labels)))
 
 
 def _with_options_from(query: Query, pool: Sequence[str], rng: random.Random) -> Query:
@@ -199,12 +118,11 @@ def unfamiliar_features(
     groups = config.unfamiliar_groups
     rng = random.Random(config.seed)
     tables, built, built_folds, reused_count = [], [], [], 0
-    for g in range(groups):
-        held = [i for i, q in enumerate(queries) if kinds[q.answer] % groups == g]
-        inside = [q for q in queries if kinds[q.answer] % groups != g]
+    for g, inside, held in kind_splits(queries, kinds, groups):
         pool = sorted({queries[i].answer for i in held})
-        if len(pool) < 2 or not inside:
-            log(f"unfamiliar group {g + 1}/{groups}: skipped ({len(pool)} answers held out, {len(inside)} clues left)")
+        if not inside:
+            log(f"unfamiliar group {g + 1}/{groups}: skipped ({len(pool)} answers held out: too few to redraw options "
+                f"from, or no clue of another kind to fit on)")
             continue
         rows = [_with_options_from(queries[i], pool, rng) for i in held]
         log(f"unfamiliar group {g + 1}/{groups}: fit on {len(inside)} clues of other answer kinds, features for {len(held)}")
@@ -266,11 +184,13 @@ def build_tables(train: Sequence[Query], base_encoder: Encoder, config: TrainCon
     """
     answers = check_trainable(train)
     exact = base_encoder
-    base_encoder = as_served(base_encoder, config)
     config, notes = config.sized_for(answers, sum(len(q.options) for q in train))
     for note in notes:
         log(f"small training set ({len(train)} clues, {answers} answers): {note}")
     started = time.perf_counter()
+    if finetune_ahead(train, config, exact, log):
+        log(f"fold encoders fine-tuned in a process of their own in {time.perf_counter() - started:.0f} s")
+    base_encoder = as_served(base_encoder, config)
     X_train, folds, oof_reused = oof_features(train, base_encoder, config, log)
     y_train, sizes_train = labels_and_sizes(train)
     familiar = np.ones(len(train), dtype=bool)

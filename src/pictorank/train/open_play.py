@@ -34,7 +34,8 @@ from pictorank.ranker import LearnedRanker
 from pictorank.train.config import Log, TrainConfig
 from pictorank.train.estimate import answer_ranks, blended
 from pictorank.train.lambdamart import cv_select, fit_bag, held_out_scores
-from pictorank.train.oof import as_served, fold_extractor, query_folds
+from pictorank.train.fold_encoders import query_folds
+from pictorank.train.oof import as_served, fold_extractor
 
 @dataclass
 class OpenPlayTables:

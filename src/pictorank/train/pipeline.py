@@ -55,7 +55,8 @@ from pictorank.train.config import Log, TrainConfig
 from pictorank.train.calibrate import first_is_right, fit_calibrator
 from pictorank.train.estimate import answer_ranks, blended, cv_estimate, format_estimate
 from pictorank.train.lambdamart import column_share, cv_select, fit_bag, held_out_scores
-from pictorank.train.oof import TrainingTables, build_tables, check_trainable, finetuned_model_id
+from pictorank.train.fold_encoders import finetuned_model_id
+from pictorank.train.oof import TrainingTables, build_tables, check_trainable
 from pictorank.train.open_play import fit_for_model
 
 STAGES_FILE = "stages.json"  # each stage's seconds and peak memory; informational, outside the checked files
