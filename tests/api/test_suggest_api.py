@@ -235,29 +235,6 @@ def test_the_background_fit_never_holds_the_lock_for_long(real_service) -> None:
     assert (vectors[5] == real_service.encoders.base.encode(["word 5"])[0]).all()
 
 
-SAMPLE_WORDS = ("umbrella", "zebra", "library", "firefighter", "sunflower", "ice", "birthday cake", "teacher")
-
-
-def test_the_command_line_and_the_service_give_the_same_clues(
-    client: TestClient, clue_settings, data_dir: Path, monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """`pictorank suggest --word X` and POST /suggest assemble the clue-giver in one place
-    (pictorank.suggest.assembly) over the same encoders, so for the same model (here none: the
-    default method, as a fresh clone serves) and training puzzles they give the same clues."""
-    from pictorank.cli import main
-
-    monkeypatch.setenv("PICTORANK_CACHE_DIR", str(clue_settings.cache_dir))
-    for word in SAMPLE_WORDS:
-        served = client.post("/suggest", json={"word": word, "top": 3}).json()
-        assert main(["suggest", "--word", word, "--top", "3", "--hints", str(data_dir / "hint_descriptions.csv"),
-                     "--train", str(clue_settings.suggest_train), "--json", "--quiet"]) == 0
-        printed = json.loads(capsys.readouterr().out)
-        assert [[p["id"] for p in s["pictograms"]] for s in printed["suggestions"]] == \
-            [[p["id"] for p in s["pictograms"]] for s in served["suggestions"]], word
-        assert [s["rank"] for s in printed["suggestions"]] == [s["rank"] for s in served["suggestions"]], word
-
-
 def test_suggest_and_evaluate_suggest_run_end_to_end_from_the_command_line(
     clue_giver, clue_settings, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
