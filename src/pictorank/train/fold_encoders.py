@@ -15,13 +15,16 @@ and exports from the cache.
 
 from __future__ import annotations
 
+import functools
 import gc
 import hashlib
 import json
-import multiprocessing
 import os
-import queue as queues
+import pickle
 import shutil
+import subprocess
+import sys
+import tempfile
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -153,46 +156,46 @@ def encoder_trainings(train: Sequence[Query], config: TrainConfig, kinds_encoder
 
 def finetune_ahead(train: Sequence[Query], config: TrainConfig, base_encoder: Encoder, log: Log) -> bool:
     """Fine-tune every encoder of `encoder_trainings` into the cache, in a process of its own (see
-    the module's docstring), forwarding its log; False, with nothing done, where that cannot help:
-    without fine-tuning, without a cache to hand the weights over, or over another encoder than
-    the package's base model (the process could not rebuild it). Encoders already in the cache
-    are only read. A process that fails or dies is a PictorankError naming what it said last."""
+    the module's docstring), logging what it says; False, with nothing done, where that cannot
+    help: without fine-tuning, without a cache to hand the weights over, or over another encoder
+    than the package's base model (the process could not rebuild it). Encoders already in the
+    cache are only read. A process that fails or dies is a PictorankError with its last words.
+
+    The process is a fresh interpreter started on `run_process` (not multiprocessing's spawn,
+    which imports the caller's main script again: a bench run as a script would run twice)."""
     if not config.finetune or base_encoder.cache_dir is None or base_encoder.model_id != base_model_version():
         return False
-    context = multiprocessing.get_context("spawn")  # a fresh interpreter: nothing of this one's heap
-    messages = context.Queue()
-    process = context.Process(target=_finetune_all, args=(list(train), config, base_encoder.cache_dir, messages),
-                              name="pictorank-finetune", daemon=True)
-    process.start()
-    last = ""
-    while True:
-        try:
-            message = messages.get(timeout=1.0)
-        except queues.Empty:
-            if process.is_alive():
-                continue
-            raise PictorankError(f"the fine-tuning process ended (exit code {process.exitcode}) "
-                                 f"before its encoders were made{f'; it last said: {last}' if last else ''}") from None
-        if message is None:
-            break
-        if isinstance(message, tuple):  # ("error", what the process raised)
-            process.join()
-            raise PictorankError(f"fine-tuning failed: {message[1]}")
-        last = message
-        log(message)
-    process.join()
+    with tempfile.TemporaryDirectory(prefix="pictorank-finetune-") as scratch:
+        job = Path(scratch) / "job.pkl"
+        job.write_bytes(pickle.dumps((list(train), config, base_encoder.cache_dir)))
+        command = [sys.executable, "-c", f"from {__name__} import run_process; run_process()", str(job)]
+        last = ""
+        with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, bufsize=1) as process:
+            assert process.stdout is not None
+            for line in process.stdout:
+                last = line.rstrip("\n")
+                if not last.startswith(FAILED):
+                    log(last)
+        if process.returncode != 0:
+            said = last.removeprefix(FAILED) if last else f"it ended with exit code {process.returncode}"
+            raise PictorankError(f"fine-tuning failed: {said}")
     return True
 
 
-def _finetune_all(train: list[Query], config: TrainConfig, cache_dir: Path, messages: Any) -> None:
-    """In the fine-tuning process: every encoder of `encoder_trainings` fine-tuned (or read back)
-    and exported into the cache, its log lines put on `messages`, then None (or ("error", text))."""
+FAILED = "fine-tuning failed: "  # how the process's last line says what it raised
+
+
+def run_process() -> None:
+    """The fine-tuning process (`finetune_ahead`): every encoder of `encoder_trainings` fine-tuned
+    (or read back) and exported into the cache, each log line on stdout; on an error, one last
+    line saying what was raised, and exit code 1."""
+    train, config, cache_dir = pickle.loads(Path(sys.argv[1]).read_bytes())
+    say = functools.partial(print, flush=True)
     try:
         for inside, epochs in encoder_trainings(train, config, Encoder(cache_dir=cache_dir)):
-            finetuned_encoder(inside, epochs, config, cache_dir, messages.put)
+            finetuned_encoder(inside, epochs, config, cache_dir, say)
             gc.collect()
             release_memory()  # one fine-tune's leftovers are not the next one's peak
-    except Exception as exc:  # the parent raises it, with this text
-        messages.put(("error", f"{type(exc).__name__}: {exc}"))
-    else:
-        messages.put(None)
+    except Exception as exc:
+        say(f"{FAILED}{type(exc).__name__}: {exc}")
+        sys.exit(1)
