@@ -102,6 +102,21 @@ def test_lightgbm_training_is_deterministic(small_tables, small_config):
     assert one == two
 
 
+def test_boosters_fitted_side_by_side_are_the_ones_fitted_one_after_another(small_tables, small_config):
+    """Each booster runs on one thread, `num_threads` of them at once: the same trees, the same
+    held-out scores and CV choices as fitting them one at a time."""
+    from dataclasses import replace
+
+    quiet = lambda message: None  # noqa: E731
+    side_by_side = fit_ranker_from_tables(small_tables, replace(small_config, num_threads=2), quiet)
+    in_turn = fit_ranker_from_tables(small_tables, replace(small_config, num_threads=1), quiet)
+    strip = lambda text: text.split("\nparameters:")[0]  # noqa: E731  (the trees, not the thread count)
+    assert [strip(b.model_to_string()) for b in side_by_side.booster.boosters] == \
+        [strip(b.model_to_string()) for b in in_turn.booster.boosters]
+    assert side_by_side.training["train_cv"] == in_turn.training["train_cv"]
+    assert [r["trees"] for r in side_by_side.training["cv"]] == [r["trees"] for r in in_turn.training["cv"]]
+
+
 def _slice(source, target, rows: int, drop_answer: bool = False) -> None:
     with open(source, newline="", encoding="utf-8") as f:
         reader = csv.DictReader(f)
@@ -179,8 +194,8 @@ def test_the_bag_is_one_booster_per_seed_each_on_a_share_of_the_columns(small_ta
     columns = len(ranker.feature_names)
     assert len(ranker.booster) == small_config.bag == len(ranker.training["trees"])
     params = [b.params for b in ranker.booster.boosters]
-    assert [p["random_state"] for p in params] == [small_config.seed + i for i in range(small_config.bag)]
-    assert all(p["colsample_bytree"] == pytest.approx(columns ** 0.5 / columns) for p in params)
+    assert [p["seed"] for p in params] == [small_config.seed + i for i in range(small_config.bag)]
+    assert all(p["feature_fraction"] == pytest.approx(columns ** 0.5 / columns) for p in params)
     assert column_share(TrainConfig(colsample_bytree=0.5), columns) == 0.5
 
 

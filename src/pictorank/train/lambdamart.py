@@ -11,14 +11,21 @@ give the same model.
 
 from __future__ import annotations
 
+import functools
 import math
-from typing import Any, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from pictorank.ranker.bag import BoosterBag
 from pictorank.train.config import Log, TrainConfig
+
+if TYPE_CHECKING:
+    import lightgbm as lgb
+
+Item = TypeVar("Item")
 
 
 def column_share(config: TrainConfig, columns: int) -> float:
@@ -28,35 +35,40 @@ def column_share(config: TrainConfig, columns: int) -> float:
     return float(config.colsample_bytree)  # a share in (0, 1], checked by TrainConfig
 
 
-def _ranker(params: dict[str, Any], config: TrainConfig, n_estimators: int, columns: int, seed: int | None = None):
-    # lazy: lightgbm pulls in scikit-learn and scipy (slow), which the CLI's other commands never need
-    import lightgbm as lgb
-
-    return lgb.LGBMRanker(
-        objective="lambdarank",
-        metric="map",  # the only metric, so early stopping watches MRR (see _fit)
-        n_estimators=n_estimators,
-        random_state=config.seed if seed is None else seed,
-        deterministic=True,
-        force_row_wise=True,
-        num_threads=config.num_threads,
-        verbose=-1,
-        subsample=1.0,
-        colsample_bytree=column_share(config, columns),
+def lgbm_params(params: dict[str, Any], config: TrainConfig, columns: int, seed: int | None = None) -> dict[str, Any]:
+    """LightGBM's parameters for one LambdaMART booster: `params` (a grid setting), the seed, and
+    what every booster here shares. One thread a booster: `fit_side_by_side` runs
+    `config.num_threads` of them at once, which is faster on small tables than one booster on
+    all threads, and gives the same trees (deterministic, row-wise histograms)."""
+    return {
+        "objective": "lambdarank",
+        "metric": "map",  # the only metric, so early stopping watches MRR (see cv_select)
+        "seed": config.seed if seed is None else seed,
+        "deterministic": True,
+        "force_row_wise": True,
+        "num_threads": 1,
+        "verbose": -1,
+        "bagging_fraction": 1.0,
+        "feature_fraction": column_share(config, columns),
         **params,
-    )
+    }
 
 
-def _fit(model, X: pd.DataFrame, y: np.ndarray, sizes: np.ndarray, X_eval, y_eval, sizes_eval, config: TrainConfig):
-    import lightgbm as lgb  # lazy: see _ranker
+def _dataset(X: pd.DataFrame, y: np.ndarray, sizes: np.ndarray, params: dict[str, Any],
+             reference: "lgb.Dataset | None" = None) -> "lgb.Dataset":
+    """The binned table every booster of one setting learns from (binned once, not once a booster)."""
+    import lightgbm as lgb  # lazy: lightgbm pulls in scikit-learn and scipy (slow), which the CLI's other commands never need
 
-    # MAP@30 with one relevant option per row is exactly MRR: smoother than Hits@1 to stop on.
-    model.fit(
-        X, y, group=sizes,
-        eval_X=(X_eval,), eval_y=(y_eval,), eval_group=[sizes_eval], eval_at=[30],
-        callbacks=[lgb.early_stopping(config.early_stopping_rounds, first_metric_only=True, verbose=False)],
-    )
-    return model
+    return lgb.Dataset(X, y, group=sizes, params=params, reference=reference, free_raw_data=False).construct()
+
+
+def fit_side_by_side(fits: Sequence[Callable[[], Item]], config: TrainConfig) -> list[Item]:
+    """The results of `fits` (each one LightGBM booster, on one thread: `lgbm_params`), run
+    `config.num_threads` at a time; in their order, whatever order they finish in."""
+    if config.num_threads <= 1 or len(fits) <= 1:
+        return [fit() for fit in fits]
+    with ThreadPoolExecutor(max_workers=config.num_threads) as pool:  # LightGBM releases the GIL while it fits
+        return list(pool.map(lambda fit: fit(), fits))
 
 
 def cv_select(
@@ -64,25 +76,33 @@ def cv_select(
 ) -> tuple[dict[str, Any], int, list[dict[str, Any]]]:
     """Pick LightGBM parameters by grouped k-fold CV on the OOF train table (mean held-out MRR),
     and their number of trees: the median of the folds' early-stopping points (`chosen_trees`)."""
-    row_fold = np.repeat(folds % config.cv_folds, sizes)
+    import lightgbm as lgb  # lazy: see _dataset
+
+    query_fold = folds % config.cv_folds
+    row_fold = np.repeat(query_fold, sizes)
+
+    def stopped(params: dict[str, Any], k: int) -> tuple[float, int]:
+        """Fold k's held-out MRR at its best number of trees, and that number."""
+        # MAP@30 with one relevant option per row is exactly MRR: smoother than Hits@1 to stop on.
+        settings = {**lgbm_params(params, config, X.shape[1]), "eval_at": [30]}
+        fit = _dataset(X[row_fold != k], y[row_fold != k], sizes[query_fold != k], settings)
+        held = _dataset(X[row_fold == k], y[row_fold == k], sizes[query_fold == k], settings, reference=fit)
+        booster = lgb.train(settings, fit, num_boost_round=config.n_estimators, valid_sets=[held],
+                            callbacks=[lgb.early_stopping(config.early_stopping_rounds, first_metric_only=True,
+                                                          verbose=False)])
+        return booster.best_score["valid_0"]["map@30"], booster.best_iteration
+
+    pairs = [(params, k) for params in config.grid for k in range(config.cv_folds)]
+    outcomes = dict(zip(range(len(pairs)), fit_side_by_side([functools.partial(stopped, *pair) for pair in pairs], config)))
     results = []
-    for params in config.grid:
-        scores, trees = [], []
-        for k in range(config.cv_folds):
-            fit_rows, eval_rows = row_fold != k, row_fold == k
-            model = _fit(
-                _ranker(params, config, config.n_estimators, X.shape[1]),
-                X[fit_rows], y[fit_rows], sizes[folds % config.cv_folds != k],
-                X[eval_rows], y[eval_rows], sizes[folds % config.cv_folds == k], config,
-            )
-            scores.append(next(iter(model.best_score_.values()))["map@30"])
-            trees.append(model.best_iteration_)
+    for i, params in enumerate(config.grid):
+        scores, trees = zip(*(outcomes[i * config.cv_folds + k] for k in range(config.cv_folds)))
         results.append({
             "params": dict(params), "cv_mrr": float(np.mean(scores)),
             "cv_se": float(np.std(scores, ddof=1) / np.sqrt(len(scores))) if len(scores) > 1 else 0.0,
             "trees": [int(t) for t in trees],
         })
-        log(f"  CV {params}: MRR {np.mean(scores):.4f} (trees {trees})")
+        log(f"  CV {params}: MRR {np.mean(scores):.4f} (trees {list(trees)})")
     # One-standard-error rule: the grid goes from simple to complex, and the simplest setting
     # within one standard error of the best CV score is taken (differences below that are noise).
     best = max(results, key=lambda r: r["cv_mrr"])
@@ -107,10 +127,11 @@ def fit_bag(
 ) -> BoosterBag:
     """The final LambdaMART bag on all OOF train rows: one booster per seed of `bag_seeds`, each
     with the `trees` the CV chose (no early stopping: there is no held-out set left to stop on)."""
-    fitted = []
-    for seed in bag_seeds(config):
-        model = _ranker(params, config, trees, X.shape[1], seed)
-        fitted.append(model.fit(X, y, group=sizes).booster_)
+    import lightgbm as lgb  # lazy: see _dataset
+
+    data = _dataset(X, y, sizes, lgbm_params(params, config, X.shape[1]))
+    fitted = fit_side_by_side([functools.partial(lgb.train, lgbm_params(params, config, X.shape[1], seed), data,
+                                                 num_boost_round=trees) for seed in bag_seeds(config)], config)
     return BoosterBag(fitted)
 
 
@@ -131,10 +152,8 @@ def held_out_scores(
     predictions = np.zeros(len(y))
     for k in range(config.cv_folds):
         fit_rows, held_rows = row_fold != k, row_fold == k
-        seeds = bag_seeds(config)
-        for seed in seeds:
-            model = _ranker(params, config, max(1, trees), X.shape[1], seed)
-            model.fit(X[fit_rows], y[fit_rows], group=sizes[query_fold != k])
-            predictions[held_rows] += model.predict(X[held_rows], num_threads=config.num_threads) / len(seeds)
+        bag = fit_bag(X[fit_rows], y[fit_rows], sizes[query_fold != k], params, max(1, trees), config)
+        for booster in bag.boosters:
+            predictions[held_rows] += booster.predict(X[held_rows], num_threads=config.num_threads) / len(bag.boosters)
     bounds = np.cumsum([0, *sizes])
     return [predictions[bounds[i] : bounds[i + 1]] for i in range(len(sizes))]
