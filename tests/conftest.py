@@ -123,13 +123,17 @@ def small_config():
 
 
 @pytest.fixture(scope="session")
-def small_tables(encoder, vocab, train_puzzles, small_config):
-    """OOF feature tables of a train slice (the expensive part, built once per session)."""
+def small_tables(base_model, vocab, train_puzzles, small_config):
+    """OOF feature tables of a train slice (the expensive part, built once per session), over an
+    encoder of their own: PyTorch's vectors move in the last bits with their batch, so over the
+    session's shared encoder the model depended on what earlier tests had encoded."""
+    from pictorank.encoders import Encoder, base_model_version
     from pictorank.puzzles import to_queries
     from pictorank.train import build_tables
 
     train = to_queries(train_puzzles[:SMALL_TRAIN_ROWS], vocab)
-    return build_tables(train, encoder, small_config, log=lambda message: None)
+    own = Encoder(model=base_model, model_id=base_model_version())
+    return build_tables(train, own, small_config, log=lambda message: None)
 
 
 @pytest.fixture(scope="session")

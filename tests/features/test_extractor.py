@@ -115,6 +115,17 @@ def test_transform_and_save_need_fit(word_encoder, tmp_path):
         FeatureExtractor(word_encoder).save(tmp_path)
 
 
+def test_a_query_reads_the_same_numbers_to_the_last_bit_alone_or_in_a_batch(toy_train, word_encoder):
+    """Not merely close: numpy runs one row as a matrix-vector product and several as a matrix
+    product, so an option met alone (a one-option query, or the one option a memo still lacked)
+    got other last bits than in a batch, and the hubness memo kept whichever came first."""
+    queries = [Query(("flower", "sun"), ("sunflower", "car", "boat")), Query(("vehicle", "road"), ("car", "bread")),
+               Query(("night", "water, sea"), ("water lily",)), Query(("flower", "night"), ("tulip", "night flower"))]
+    batch = FeatureExtractor(word_encoder).fit(toy_train).transform(queries)
+    alone = pd.concat([FeatureExtractor(word_encoder).fit(toy_train).transform([q]) for q in queries], ignore_index=True)
+    np.testing.assert_array_equal(batch.to_numpy(), alone.to_numpy())
+
+
 def test_a_batch_reads_the_same_columns_as_each_query_alone(toy_train, word_encoder):
     """transform's one option x answer product per batch (issue 11) changes no value."""
     ext = FeatureExtractor(word_encoder).fit(toy_train)

@@ -23,6 +23,7 @@ from typing import Collection, Sequence
 import numpy as np
 
 from pictorank.encoders import Encoder
+from pictorank.features.products import row_by_row
 from pictorank.features.text import tokens
 from pictorank.query import Query, joined_text
 
@@ -164,7 +165,7 @@ def columns(
         if products is not None:
             option_answer[space] = products[space]
         else:
-            option_answer[space] = encoder.encode(list(q.options)) @ reference.answer_vectors[space].T
+            option_answer[space] = row_by_row(encoder.encode(list(q.options)), reference.answer_vectors[space])
         clue_clue = reference.clue_vectors[space] @ clue
         # The NEIGHBOURS columns: what train clues and answers say about each option in this space.
         space_cols = {

@@ -44,6 +44,7 @@ from pictorank.features import associations, cosine, familiarity, hubness, lexic
 from pictorank.features.associations import Reference, TokenStats
 from pictorank.features.hubness import HubnessMemo
 from pictorank.features.pooling import fit_position_weights
+from pictorank.features.products import row_by_row
 from pictorank.query import Query, joined_text, seed_text
 
 SPACES = ("base", "ft")  # the encoders' names, as in `FeatureExtractor.encoders()`
@@ -269,13 +270,14 @@ def _load_reference(path: Path) -> Reference:
 
 
 class _OptionAnswers:
-    """The cosines of a batch's distinct options to every train answer, in each space, from one
-    matrix product per space: options recur across queries (test.csv's option slots hold far
-    fewer distinct options), and one large product is far cheaper than a small one per query."""
+    """The cosines of a batch's distinct options to every train answer, in each space, once per
+    distinct option: options recur across queries (test.csv's option slots hold far fewer
+    distinct options). Row by row (`row_by_row`), so an option's cosines do not depend on the
+    batch it came in."""
 
     def __init__(self, options: Sequence[str], encoders: dict[str, Encoder], reference: Reference) -> None:
         self.row = {option: i for i, option in enumerate(options)}
-        self.matrices = {space: encoder.encode(list(options)) @ reference.answer_vectors[space].T
+        self.matrices = {space: row_by_row(encoder.encode(list(options)), reference.answer_vectors[space])
                          for space, encoder in encoders.items()} if options else {}
 
     def of(self, options: Sequence[str]) -> dict[str, np.ndarray]:

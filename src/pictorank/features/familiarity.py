@@ -25,6 +25,7 @@ import numpy as np
 
 from pictorank.encoders import Encoder
 from pictorank.features.associations import Reference, excluded_rows
+from pictorank.features.products import row_by_row
 from pictorank.query import Query, joined_text
 
 NAMES = ("fam_hints_known", "fam_clue_nn", "fam_option_nn", "fam_options_mean")
@@ -48,7 +49,7 @@ def columns(q: Query, encoder: Encoder, reference: Reference, option_answer: np.
     clue = encoder.encode([joined_text(q.hints)])[0]
     clue_nn = float(np.max(np.where(kept, reference.clue_vectors["base"] @ clue, -np.inf)))
     if option_answer is None:
-        option_answer = encoder.encode(list(q.options)) @ reference.answer_vectors["base"].T
+        option_answer = row_by_row(encoder.encode(list(q.options)), reference.answer_vectors["base"])
     option_nn = np.where(kept[None, :], option_answer, -np.inf).max(axis=1)
     return {
         "fam_hints_known": np.full(n, known),

@@ -19,6 +19,7 @@ import numpy as np
 from pictorank.settings import DEFAULT_MAX_CACHED_STRINGS
 from pictorank.encoders import Encoder
 from pictorank.features.associations import Reference
+from pictorank.features.products import row_by_row
 from pictorank.query import Query, joined_text
 
 NAMES = ("hub_option", "hub_csls")  # the base space's columns
@@ -48,7 +49,7 @@ class HubnessMemo:
     space: str = "base"
 
     def _compute(self, encoder: Encoder, options: list[str]) -> dict[str, float]:
-        option_clue = encoder.encode(options) @ self.reference.clue_vectors[self.space].T
+        option_clue = row_by_row(encoder.encode(options), self.reference.clue_vectors[self.space])
         for i, option in enumerate(options):
             option_clue[i, self.reference.rows_of(option)] = -1.0  # not its own clue
         h = min(self.k, option_clue.shape[1])

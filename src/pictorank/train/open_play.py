@@ -31,11 +31,18 @@ from pictorank.open_play import (DEFAULT_CANDIDATES, OPEN_PLAY_COLUMNS, OpenPlay
                                  add_open_play_columns, column_names)
 from pictorank.query import Query
 from pictorank.ranker import LearnedRanker
+from pictorank.ranker.base import chunks
 from pictorank.train.config import Log, TrainConfig
 from pictorank.train.estimate import answer_ranks, blended
 from pictorank.train.lambdamart import cv_select, fit_bag, held_out_scores
 from pictorank.train.fold_encoders import query_folds
 from pictorank.train.oof import as_served, fold_extractor
+
+# Clues whose candidates are scored at once. A clue's rows do not depend on the others scored with
+# it; a whole fold's clues at once held every candidate's products with the train answers, in both
+# spaces, together: the largest allocation of the stage.
+CLUES_AT_ONCE = 128
+
 
 @dataclass
 class OpenPlayTables:
@@ -97,8 +104,10 @@ def _fold_rows(inside: Sequence[Query], held: Sequence[Query], lexicon: Lexicon,
                                        glosses if search_glosses else None, base_encoder)
     found = index.candidates([q.hints for q in held], candidates, base_encoder)
     rows = [Query(q.hints, tuple(words), q.answer) for q, words in zip(held, found)]
-    table = extractor.transform(rows)
-    return add_open_play_columns(table, rows, zipf, base_encoder, glosses, column_names(glosses is not None)), rows
+    names = column_names(glosses is not None)
+    tables = [add_open_play_columns(extractor.transform(part), part, zipf, base_encoder, glosses, names)
+              for part in chunks(rows, CLUES_AT_ONCE)]
+    return pd.concat(tables, ignore_index=True), rows
 
 
 @dataclass
