@@ -50,7 +50,7 @@ def test_scores_one_value_per_option_and_accepts_free_text(small_learned):
 
 
 def test_save_and_load_give_the_same_scores(small_learned, saved, encoder, vocab, val_puzzles):
-    loaded = load_ranker(saved, encoder=encoder)
+    loaded = load_ranker(saved, encoder=small_learned.encoder)  # the encoder it was trained over
     assert loaded.method == "learned" and loaded.feature_names == small_learned.feature_names
     queries = to_queries(val_puzzles[:40], vocab)
     for a, b in zip(small_learned.score(queries), loaded.score(queries)):
