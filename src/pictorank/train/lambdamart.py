@@ -93,7 +93,7 @@ def cv_select(
         return booster.best_score["valid_0"]["map@30"], booster.best_iteration
 
     pairs = [(params, k) for params in config.grid for k in range(config.cv_folds)]
-    outcomes = dict(zip(range(len(pairs)), fit_side_by_side([functools.partial(stopped, *pair) for pair in pairs], config)))
+    outcomes = fit_side_by_side([functools.partial(stopped, *pair) for pair in pairs], config)
     results = []
     for i, params in enumerate(config.grid):
         scores, trees = zip(*(outcomes[i * config.cv_folds + k] for k in range(config.cv_folds)))
