@@ -84,29 +84,37 @@ def glosses(lexicon, encoder):
     return store.embed_glosses(lexicon, encoder)
 
 
+@pytest.fixture(scope="module")
+def searched(train, lexicon, encoder, small_config, glosses):
+    """Tables whose candidates were found by name and by gloss, as the service finds them."""
+    return open_play_tables(train, lexicon, encoder, small_config, lambda message: None, CANDIDATES, glosses,
+                            search_glosses=True)
+
+
+@pytest.fixture(scope="module")
+def gloss_ranker(small_learned, searched, small_config, glosses):
+    """Open play's ranker fitted on `searched`, reading the gloss columns."""
+    return fit_open_play(small_learned, searched, small_config, lambda message: None, None, glosses)
+
+
 def test_with_glosses_the_rows_get_gloss_columns_and_retrieval_reads_them_too(train, tables, lexicon, encoder,
-                                                                              small_config, glosses, small_learned):
+                                                                              small_config, glosses, searched,
+                                                                              gloss_ranker):
     with_columns = open_play_tables(train, lexicon, encoder, small_config, lambda message: None, CANDIDATES, glosses)
     assert [q.options for q in with_columns.queries] == [q.options for q in tables.queries]  # found by name only
     assert set(GLOSS_COLUMNS) <= set(with_columns.X.columns) and not set(GLOSS_COLUMNS) & set(tables.X.columns)
     defined = np.array([o in glosses for q in with_columns.queries for o in q.options])
     assert defined.any() and np.isnan(with_columns.X["gloss_cos"].to_numpy()).tolist() == (~defined).tolist()
-    searched = open_play_tables(train, lexicon, encoder, small_config, lambda message: None, CANDIDATES, glosses,
-                                search_glosses=True)
     assert [q.options for q in searched.queries] != [q.options for q in tables.queries]
-    ranker = fit_open_play(small_learned, searched, small_config, lambda message: None, None, glosses)
-    assert set(GLOSS_COLUMNS) <= set(ranker.feature_names) and ranker.glosses is glosses
+    assert set(GLOSS_COLUMNS) <= set(gloss_ranker.feature_names) and gloss_ranker.glosses is glosses
 
 
-def test_a_model_whose_open_play_reads_glosses_is_served_searching_them(train, lexicon, encoder, small_config,
-                                                                        small_learned, tmp_path, caplog):
+def test_a_model_whose_open_play_reads_glosses_is_served_searching_them(lexicon, small_learned, gloss_ranker,
+                                                                        tmp_path, caplog):
     model = tmp_path / "model"
     small_learned.save(model)
     store.build(model, lexicon, {"base": small_learned.extractor.base_encoder}, "base")
-    glosses = store.load(model).glosses
-    searched = open_play_tables(train, lexicon, encoder, small_config, lambda message: None, CANDIDATES, glosses,
-                                search_glosses=True)
-    fit_open_play(small_learned, searched, small_config, lambda message: None, None, glosses).save(model)
+    gloss_ranker.save(model)  # fitted on the same glosses, embedded by another encoder over the same base model
     assert OpenPlayRanker.reads_glosses(model) and not OpenPlayRanker.reads_glosses(tmp_path)
     service = build_service(Settings(model_dir=model, vocabulary_files=[DATA / "val.csv"]),
                             ranker=small_learned, encoders=None, base=small_learned.extractor.base_encoder)

@@ -128,25 +128,70 @@ def _slice(source, target, rows: int, drop_answer: bool = False) -> None:
         writer.writerows(kept)
 
 
-@pytest.mark.slow
-@pytest.mark.filterwarnings("ignore:The number of unique classes:UserWarning")  # the clue model's probe on 150 clues
-def test_cli_train_writes_a_model_that_evaluate_uses(tmp_path, data_dir, capsys, monkeypatch):
-    _slice(data_dir / "train.csv", tmp_path / "train.csv", 150)
-    _slice(data_dir / "val.csv", tmp_path / "val.csv", 40)
+@pytest.fixture(scope="module")
+def cli_trained(tmp_path_factory, data_dir):
+    """One `pictorank train` (no fine-tuning) on a slice of train and val, with a small lexicon
+    standing in for WordNet's 75,000 words: its folder and what it printed. Shared by the tests
+    of the command's model folder (each stage of a run takes tens of seconds)."""
+    import contextlib
+    import io
+    import warnings
+
+    from pictorank.lexicon import Lexicon, without_qualifier
+    from pictorank.puzzles import load_puzzles
+
+    root = tmp_path_factory.mktemp("cli-train")
+    _slice(data_dir / "train.csv", root / "train.csv", 150)
+    _slice(data_dir / "val.csv", root / "val.csv", 40)
+    words = sorted({without_qualifier(w) for p in load_puzzles(root / "train.csv") for w in (*p.options, p.answer)})
+    lexicon = Lexicon(tuple(words), np.linspace(2.0, 5.0, len(words)).astype(np.float32), "wordnet")
     hints = str(data_dir / "hint_descriptions.csv")
-    common = ["--hints", hints, "--cache-dir", str(tmp_path / "cache"), "--quiet"]
-    args = ["train", "--train", str(tmp_path / "train.csv"), "--val", str(tmp_path / "val.csv"), "--out", str(tmp_path / "m")]
-    assert main(args + common + ["--no-finetune", "--no-lexicon"]) == 0
-    assert not (tmp_path / "m" / "lexicon.json").exists()
-    out = capsys.readouterr().out
+    args = ["train", "--train", str(root / "train.csv"), "--val", str(root / "val.csv"), "--out", str(root / "m"),
+            "--hints", hints, "--cache-dir", str(root / "cache"), "--quiet", "--no-finetune"]
+    printed = io.StringIO()
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(printed), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "The number of unique classes", UserWarning)  # the clue model's probe
+        patch.setattr("pictorank.open_play.index.load_lexicon", lambda name: lexicon)  # the lexicon stage
+        patch.setattr("pictorank.train.pipeline.load_lexicon", lambda name: lexicon)  # open play's stage
+        assert main(args) == 0
+    return root, printed.getvalue()
+
+
+@pytest.mark.slow
+def test_cli_train_writes_a_model_that_evaluate_uses(cli_trained, data_dir, capsys, monkeypatch):
+    root, out = cli_trained
+    hints = str(data_dir / "hint_descriptions.csv")
+    common = ["--hints", hints, "--cache-dir", str(root / "cache"), "--quiet"]
     assert "learned position weights" in out and "train-CV" in out and "held-out val (scored once) score" in out
-    metadata = json.loads((tmp_path / "m" / "metadata.json").read_text())
+    metadata = json.loads((root / "m" / "metadata.json").read_text())
     assert len(metadata["training_files"]["train"]["sha256"]) == 64
     assert {"overall", "by_subtask"} <= set(metadata["held_out_report"])
     assert {"hits@1", "hits@1_se", "score", "mrr", "per_fold"} <= set(metadata["train_cv"])
-    assert main(["evaluate", "--input", str(tmp_path / "val.csv"), "--model", str(tmp_path / "m"), "--json"] + common) == 0
+    assert main(["evaluate", "--input", str(root / "val.csv"), "--model", str(root / "m"), "--json"] + common) == 0
     assert json.loads(capsys.readouterr().out)["method"] == "learned"
-    _a_service_of_the_model_finds_its_clue_model(tmp_path, hints, monkeypatch)
+    _a_service_of_the_model_finds_its_clue_model(root, hints, monkeypatch)
+
+
+def test_no_lexicon_trains_without_the_lexicon_and_open_play(monkeypatch, data_dir, tmp_path):
+    """--no-lexicon asks the pipeline for no lexicon stage (and so no open play of its own)."""
+    asked = {}
+
+    class Recorded(Exception):
+        """Stops the command once the pipeline is called: what it was asked is all this checks."""
+
+    def record(files, out_dir, config, encoder, settings, log, force=False, lexicon=True):
+        asked["lexicon"] = lexicon
+        raise Recorded
+
+    monkeypatch.setattr("pictorank.cli.train_model", record)
+    args = ["train", "--train", str(data_dir / "train.csv"), "--out", str(tmp_path / "m"),
+            "--hints", str(data_dir / "hint_descriptions.csv"), "--no-cache", "--quiet"]
+    with pytest.raises(Recorded):
+        main([*args, "--no-lexicon"])
+    assert asked == {"lexicon": False}
+    with pytest.raises(Recorded):
+        main(args)
+    assert asked == {"lexicon": True}
 
 
 def _a_service_of_the_model_finds_its_clue_model(tmp_path, hints: str, monkeypatch) -> None:
@@ -210,33 +255,19 @@ def test_impossible_bag_settings_are_refused(small_tables, small_config, change)
 
 
 @pytest.mark.slow
-@pytest.mark.filterwarnings("ignore:The number of unique classes:UserWarning")
-def test_cli_train_fits_open_plays_ranker_beside_the_lexicon(tmp_path, data_dir, monkeypatch):
+def test_cli_train_fits_open_plays_ranker_beside_the_lexicon(cli_trained, data_dir):
     """With its lexicon, `pictorank train` also fits open play's ranker, which the model's service
-    then uses for clues without options (a small lexicon stands in for WordNet's 75,000 words)."""
-    from pictorank.api.service import build_service
+    then uses for clues without options."""
+    from pictorank.api.service import Clue, build_service
     from pictorank.api.settings import Settings
-    from pictorank.lexicon import Lexicon, without_qualifier
-    from pictorank.puzzles import load_puzzles
     from pictorank.open_play import OpenPlayRanker
 
-    _slice(data_dir / "train.csv", tmp_path / "train.csv", 150)
-    _slice(data_dir / "val.csv", tmp_path / "val.csv", 40)
-    words = sorted({without_qualifier(w) for p in load_puzzles(tmp_path / "train.csv") for w in (*p.options, p.answer)})
-    lexicon = Lexicon(tuple(words), np.linspace(2.0, 5.0, len(words)).astype(np.float32), "wordnet")
-    monkeypatch.setattr("pictorank.open_play.index.load_lexicon", lambda name: lexicon)  # the lexicon stage
-    monkeypatch.setattr("pictorank.train.pipeline.load_lexicon", lambda name: lexicon)  # open play's stage
-    hints = str(data_dir / "hint_descriptions.csv")
-    args = ["train", "--train", str(tmp_path / "train.csv"), "--val", str(tmp_path / "val.csv"), "--out",
-            str(tmp_path / "m"), "--hints", hints, "--cache-dir", str(tmp_path / "cache"), "--quiet", "--no-finetune"]
-    assert main(args) == 0
-    assert (tmp_path / "m" / "lexicon.json").is_file() and (tmp_path / "m" / "open_play" / "ranker.json").is_file()
-    service = build_service(Settings(model_dir=tmp_path / "m", hints=hints, vocabulary_files=[tmp_path / "val.csv"],
-                                     cache_dir=tmp_path / "cache"))
+    root, _ = cli_trained
+    assert (root / "m" / "lexicon.json").is_file() and (root / "m" / "open_play" / "ranker.json").is_file()
+    service = build_service(Settings(model_dir=root / "m", hints=str(data_dir / "hint_descriptions.csv"),
+                                     vocabulary_files=[root / "val.csv"], cache_dir=root / "cache"))
     assert isinstance(service.open_ranker, OpenPlayRanker)
     assert service.open_ranker.training["train_cv"]["clues"] > 0
-    from pictorank.api.service import Clue
-
     [ranking] = service.rank([Clue(("animal", "water"), explain=5)])  # open play's explanations differ by guess
     assert len(ranking.explanations) == 5 and len({e.summary for e in ranking.explanations}) > 1
 
