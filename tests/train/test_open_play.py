@@ -4,6 +4,8 @@ the learned model, and the service ranking clues without options with it."""
 from __future__ import annotations
 
 import copy
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -109,11 +111,19 @@ def test_with_glosses_the_rows_get_gloss_columns_and_retrieval_reads_them_too(tr
     assert set(GLOSS_COLUMNS) <= set(gloss_ranker.feature_names) and gloss_ranker.glosses is glosses
 
 
-def test_a_model_whose_open_play_reads_glosses_is_served_searching_them(lexicon, small_learned, gloss_ranker,
-                                                                        tmp_path, caplog):
-    model = tmp_path / "model"
+@pytest.fixture(scope="module")
+def with_lexicon(small_learned, lexicon, tmp_path_factory):
+    """The small learned model saved with the lexicon stored beside it (words and glosses in the
+    base space): a folder the tests below copy and add an open-play ranker to."""
+    model = tmp_path_factory.mktemp("with-lexicon") / "model"
     small_learned.save(model)
     store.build(model, lexicon, {"base": small_learned.extractor.base_encoder}, "base")
+    return model
+
+
+def test_a_model_whose_open_play_reads_glosses_is_served_searching_them(with_lexicon, small_learned, gloss_ranker,
+                                                                        tmp_path, caplog):
+    model = Path(shutil.copytree(with_lexicon, tmp_path / "model"))
     gloss_ranker.save(model)  # fitted on the same glosses, embedded by another encoder over the same base model
     assert OpenPlayRanker.reads_glosses(model) and not OpenPlayRanker.reads_glosses(tmp_path)
     service = build_service(Settings(model_dir=model, vocabulary_files=[DATA / "val.csv"]),
@@ -174,11 +184,9 @@ def test_wordnet_s_entries_are_read_only_by_a_ranker_fitted_on_them(open_ranker,
 
 
 def test_the_service_ranks_clues_without_options_with_it_and_given_options_as_before(
-        open_ranker, small_learned, lexicon, tmp_path):
-    model = tmp_path / "model"
-    small_learned.save(model)
+        open_ranker, small_learned, with_lexicon, tmp_path):
+    model = Path(shutil.copytree(with_lexicon, tmp_path / "model"))
     open_ranker.save(model)
-    store.build(model, lexicon, {"base": small_learned.extractor.base_encoder}, "base")
     service = build_service(Settings(model_dir=model, vocabulary_files=[DATA / "val.csv"]),
                             ranker=small_learned, encoders=None, base=small_learned.extractor.base_encoder)
     assert isinstance(service.open_ranker, OpenPlayRanker)
