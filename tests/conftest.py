@@ -19,6 +19,13 @@ from pictorank.settings import use_offline_environment
 
 use_offline_environment()  # before anything imports torch (see its docstring)
 
+# Under pytest-xdist every core runs a worker of its own, so a worker's numeric libraries run on one
+# thread each (PyTorch's OpenMP, onnxruntime): two threads a worker oversubscribed the cores and
+# made the suite slower. Set before anything imports torch; values the user set are kept.
+if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("PICTORANK_ONNX_THREADS", "1")
+
 from helpers import DATA, NO_CLUE_TRAINING, SMALL_STOP_ROWS, SMALL_TRAIN_ROWS
 
 # A service's clue-giver learns from PICTORANK_SUGGEST_TRAIN (the bundled train.csv by default) in

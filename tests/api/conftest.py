@@ -15,7 +15,7 @@ import pytest
 
 from helpers import DATA, WordHashModel
 
-CLUE_ROWS = 700  # train rows the session's clue-giver learns from
+CLUE_ROWS = 350  # train rows the session's clue-giver learns from
 
 
 @pytest.fixture(scope="session")
