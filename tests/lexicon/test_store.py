@@ -180,3 +180,41 @@ def test_embedding_a_long_word_list_shows_its_progress(capsys) -> None:
     assert "embedding with word-hash-base" in bar and "5000/5000" in bar
     store.embed(_lexicon(), {"base": _encoders()["base"]}, "base")
     assert capsys.readouterr().err == ""
+
+
+class CountingModel(WordHashModel):
+    """The stand-in encoder, counting the texts it is asked to encode."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.encoded = 0
+
+    def encode(self, texts, **kwargs):
+        self.encoded += len(texts)
+        return super().encode(texts, **kwargs)
+
+
+def test_a_lexicon_is_embedded_once_per_encoder_and_read_back_from_the_cache(tmp_path) -> None:
+    """With a cache folder, the same texts by the same encoder are read back (a retrain, or
+    vectors embedded ahead while the fold encoders fine-tune); another encoder id, other texts
+    or a damaged entry are embedded anew."""
+    model = CountingModel()
+    encoder = Encoder(model=model, model_id="word-hash-lexicon-cache", cache_dir=tmp_path)
+    words = ["sun", "moon", "sea star"]
+    first = store.embedded(encoder, words)
+    again = store.embedded(encoder, words)
+    assert model.encoded == 3
+    assert again.texts == tuple(words) and np.array_equal(again.codes, first.codes)
+    assert np.array_equal(again.scales, first.scales)
+    other = Encoder(model=model, model_id="word-hash-other", cache_dir=tmp_path)
+    store.embedded(other, words)
+    store.embedded(encoder, words[:2])
+    assert model.encoded == 8
+    assert len(list((tmp_path / store.CACHE_FOLDER).iterdir())) == 3
+    for path in (tmp_path / store.CACHE_FOLDER).iterdir():
+        path.write_bytes(b"damaged")
+    assert np.array_equal(store.embedded(encoder, words).codes, first.codes) and model.encoded == 11
+    assert store.embedded(encoder, words).texts == tuple(words) and model.encoded == 11  # written again
+    without = Encoder(model=model, model_id="word-hash-lexicon-cache")
+    store.embedded(without, words)
+    assert model.encoded == 14 and len(list((tmp_path / store.CACHE_FOLDER).iterdir())) == 3

@@ -21,6 +21,7 @@ clue's candidate words without encoding them either: in open play they are what 
 from __future__ import annotations
 
 import functools
+import hashlib
 import logging
 import os
 import re
@@ -34,6 +35,7 @@ from tqdm import tqdm
 
 from pictorank.artifacts import read_json, sha256_file, write_json
 from pictorank.encoders import Encoder, StoredVectors
+from pictorank.encoders.memo import remove_dead_writers
 from pictorank.errors import ModelError
 from pictorank.lexicon.glosses import gloss_of, read_glosses
 from pictorank.lexicon.words import Lexicon
@@ -79,8 +81,7 @@ def embed(lexicon: Lexicon, encoders: Mapping[str, Encoder], space: str) -> Stor
     words would push out what requests need)."""
     if space not in encoders:
         raise ValueError(f"the searched space {space!r} is not among the spaces embedded ({', '.join(encoders)})")
-    vectors = {name: StoredVectors.quantize(lexicon.words, _encode_all(encoder, lexicon.words))
-               for name, encoder in encoders.items()}
+    vectors = {name: embedded(encoder, lexicon.words) for name, encoder in encoders.items()}
     return StoredLexicon(lexicon, vectors, space, {name: e.model_id for name, e in encoders.items()})
 
 
@@ -260,7 +261,65 @@ def embed_glosses(lexicon: Lexicon, base: Encoder) -> StoredVectors | None:
     defined = [(w, g) for w in lexicon.words if (g := gloss_of(w, table)) is not None]
     if not defined:
         return None
-    return StoredVectors.quantize([w for w, _ in defined], _encode_all(base, [g for _, g in defined]))
+    vectors = embedded(base, [g for _, g in defined])
+    return StoredVectors([w for w, _ in defined], vectors.codes, vectors.scales)
+
+
+def embedded(encoder: Encoder, texts: Sequence[str]) -> StoredVectors:
+    """`texts`' unit vectors by `encoder`, int8 with a scale a row as a model folder stores them.
+
+    With a cache folder they are kept there (CACHE_FOLDER), named by the encoder's id and the
+    texts: a lexicon is embedded once per encoder, not once per run; a retrain reads it back,
+    and the fine-tuning process's spare core can embed it ahead (pictorank.train.fold_encoders).
+    An entry that cannot be read is made again; one that cannot be written costs a later run
+    the time, never this one."""
+    path = _cached_path(encoder, texts)
+    if path is not None:
+        cached = _read_cached(path, encoder.model_id, texts)
+        if cached is not None:
+            return cached
+    vectors = StoredVectors.quantize(texts, _encode_all(encoder, texts))
+    if path is not None:
+        _write_cached(path, encoder.model_id, vectors)
+    return vectors
+
+
+CACHE_FOLDER = "lexicon"  # under an encoder's cache folder: <key>.npz, its encoder's id inside
+
+
+def _cached_path(encoder: Encoder, texts: Sequence[str]) -> Path | None:
+    if encoder.cache_dir is None:
+        return None
+    digest = hashlib.sha256(encoder.model_id.encode("utf-8"))
+    for text in texts:
+        digest.update(b"\0" + text.encode("utf-8"))
+    return encoder.cache_dir / CACHE_FOLDER / f"{digest.hexdigest()[:32]}.npz"
+
+
+def _read_cached(path: Path, model_id: str, texts: Sequence[str]) -> StoredVectors | None:
+    """The entry at `path` when it is whole and was made by `model_id` for as many texts."""
+    try:
+        with np.load(path, allow_pickle=False) as arrays:
+            if str(arrays["model_id"]) != model_id:
+                return None
+            return StoredVectors(texts, arrays["codes"], arrays["scales"])
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, EOFError) as exc:  # a damaged entry is made again
+        log.warning("lexicon cache entry %s unreadable (%s); embedding again", path, exc)
+        return None
+
+
+def _write_cached(path: Path, model_id: str, vectors: StoredVectors) -> None:
+    tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        remove_dead_writers(path.parent, path.stem, ".tmp.npz")
+        np.savez(tmp, model_id=np.array(model_id), codes=vectors.codes, scales=vectors.scales)
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        log.warning("lexicon vectors not kept in the cache (%s)", exc.strerror or exc)
 
 
 def _encode_all(encoder: Encoder, texts: Sequence[str]) -> np.ndarray:
