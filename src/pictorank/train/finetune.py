@@ -13,7 +13,7 @@ import hashlib
 import random
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 import numpy as np
 
@@ -41,6 +41,7 @@ class FinetuneParams:
     seed: int = 13
     chunk_size: int = 16  # texts per forward pass, length-sorted (see `_embed`): the same loss, less padding
     precision: str = "bf16"  # the forward passes' matrix products (PRECISIONS; see `_autocast`)
+    threads: int = 1  # PyTorch's threads while fine-tuning (see `_threads`)
 
 
 PRECISIONS = ("fp32", "bf16")
@@ -96,7 +97,6 @@ def finetune(
 ) -> "SentenceTransformer":
     """Fine-tune `model` in place on (joined clue text -> answer) and return it, in eval mode."""
     import torch  # lazy: see seed_everything
-    import torch.nn.functional as F
 
     seed_everything(params.seed)
     pairs = training_pairs(queries, params.hard_negatives, params.seed)
@@ -118,6 +118,19 @@ def finetune(
 
     model.train()
     started = time.perf_counter()
+    with _threads(params.threads):
+        _steps(model, schedule, params, optimizer, scheduler, log, started)
+    model.eval()
+    return model
+
+
+def _steps(model: "SentenceTransformer", schedule: list[list], params: FinetuneParams, optimizer: object,
+           scheduler: object, log, started: float) -> None:
+    """The optimisation steps, one per batch of `schedule`."""
+    import torch  # lazy: see seed_everything
+    import torch.nn.functional as F
+
+    steps = len(schedule)
     for step, batch in enumerate(schedule):
         answers = [p[1] for p in batch]
         in_batch = set(answers)
@@ -133,8 +146,23 @@ def finetune(
         optimizer.zero_grad()
         if log is not None and (step + 1) % 20 == 0:
             log(f"  fine-tune step {step + 1}/{steps} loss {loss.item():.3f} ({time.perf_counter() - started:.0f} s)")
-    model.eval()
-    return model
+
+
+@contextlib.contextmanager
+def _threads(count: int) -> Iterator[None]:
+    """PyTorch's intra-op threads held at `count` while fine-tuning, then given back. One by
+    default: a fine-tune's matrix products are small enough that a second thread does not speed
+    it up on a CPU (bench/finetune_threads.py), and a thread count that the machine does not
+    choose makes the weights the same on every machine (sums split across threads round
+    differently). The other core is then free for work beside it (pictorank.train.fold_encoders)."""
+    import torch  # lazy: see seed_everything
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def _autocast(precision: str, device: str) -> contextlib.AbstractContextManager[object]:
