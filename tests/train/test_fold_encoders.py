@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from helpers import WordHashModel
@@ -77,3 +78,44 @@ def test_encoders_fine_tuned_ahead_are_the_ones_fine_tuned_here(tmp_path, base_m
     read_back = [finetuned_encoder(clues, epochs, config, tmp_path, QUIET) for clues, epochs in trainings]
     assert all(reused for _, _, reused in read_back)
     assert weights_digest(here) == weights_digest(read_back[0][0])
+
+
+@pytest.mark.slow
+def test_while_it_fine_tunes_the_lexicon_is_embedded_ahead_with_each_announced_export(tmp_path, vocab, train_puzzles,
+                                                                                      monkeypatch):
+    """With exports to serve and work to do meanwhile, the process exports the base model first and
+    announces it and each fold encoder; `embed_ahead` embeds the lexicon with them into the cache,
+    where the later stages read the very vectors they would have made."""
+    from pictorank.encoders import Quantization
+    from pictorank.lexicon import Lexicon
+    from pictorank.lexicon import store
+    from pictorank.lexicon.glosses import gloss_of, read_glosses
+    from pictorank.train import pipeline
+    from pictorank.train.fold_encoders import Exported
+
+    train = to_queries(train_puzzles[:60], vocab)
+    config = TrainConfig(**{**TINY, "unfamiliar_groups": 0, "quantization": Quantization.parse("int8")})
+    words = sorted({w for q in train for w in q.options})[:50]
+    small = Lexicon(tuple(words), np.full(len(words), 3.0, np.float32), "wordnet")
+    monkeypatch.setattr(pipeline, "load_lexicon", lambda name: small)
+    monkeypatch.setattr(pipeline, "lexicon_with_data", lambda name, files: small)
+    embed = pipeline.embed_ahead("wordnet", [], tmp_path, QUIET)
+    announced: list[Exported] = []
+
+    def meanwhile(exported: Exported) -> None:
+        announced.append(exported)
+        embed(exported)
+
+    assert finetune_ahead(train, config, Encoder(cache_dir=tmp_path), QUIET, meanwhile)
+    assert [e.role for e in announced] == ["base"] + ["fold"] * config.folds
+    glossed = any(gloss_of(w, read_glosses()) is not None for w in words)
+    ahead_files = sorted((tmp_path / store.CACHE_FOLDER).glob("*.npz"))  # base words, glosses, each fold's words
+    assert len(ahead_files) == 1 + glossed + len({e.model_id for e in announced[1:]})
+    trainings = encoder_trainings(train, config, Encoder(cache_dir=tmp_path))
+    for exported, (clues, epochs) in zip(announced[1:], trainings):
+        _, served, reused = finetuned_encoder(clues, epochs, config, tmp_path, QUIET)  # as open play's folds get it
+        assert reused and served.model_id.startswith(exported.model_id)
+        ahead = store.embedded(served, small.words)  # read back from the cache
+        fresh = store.embedded(Encoder(model=served.model, model_id=served.model_id), small.words)
+        assert np.array_equal(ahead.codes, fresh.codes) and np.array_equal(ahead.scales, fresh.scales)
+    assert sorted((tmp_path / store.CACHE_FOLDER).glob("*.npz")) == ahead_files  # read back, none embedded again

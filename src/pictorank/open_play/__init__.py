@@ -7,9 +7,9 @@ come through here, so what is served is what was learned from.
 """
 
 from pictorank.open_play.columns import OPEN_PLAY_COLUMNS, add_open_play_columns, column_names
-from pictorank.open_play.index import (DEFAULT_CANDIDATES, VocabularyIndex, data_index, lexicon_index, search_width,
-                                       store_lexicon, stored_words, vocabulary_words)
+from pictorank.open_play.index import (DEFAULT_CANDIDATES, VocabularyIndex, data_index, lexicon_index,
+                                       lexicon_with_data, search_width, store_lexicon, stored_words, vocabulary_words)
 from pictorank.open_play.ranker import OPEN_PLAY_DIR, OpenPlayRanker
 
 __all__ = ["DEFAULT_CANDIDATES", "OPEN_PLAY_COLUMNS", "OPEN_PLAY_DIR", "OpenPlayRanker", "VocabularyIndex",
-           "add_open_play_columns", "column_names", "data_index", "lexicon_index", "search_width", "store_lexicon", "stored_words", "vocabulary_words"]
+           "add_open_play_columns", "column_names", "data_index", "lexicon_index", "lexicon_with_data", "search_width", "store_lexicon", "stored_words", "vocabulary_words"]

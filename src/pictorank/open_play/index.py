@@ -215,12 +215,18 @@ def store_lexicon(model_dir: Path, settings: CommonSettings, lexicon_name: str, 
     """Embed `lexicon_name`'s words and the options of `vocabulary_files` with each of the
     model's serving encoders, and their glosses with the base one, into model_dir/lexicon.npz,
     to be searched in `space` (`pictorank train` and `pictorank lexicon` both come here)."""
-    lexicon = load_lexicon(lexicon_name).with_words(vocabulary_words(vocabulary_files, None))
+    lexicon = lexicon_with_data(lexicon_name, vocabulary_files)
     encoders = serving_encoders(model_dir, settings)
     if space == "ft" and encoders.finetuned is None:
         raise UsageError(f"{model_dir}: the model has no fine-tuned encoder; use --space base")
     spaces = {"base": encoders.base} if encoders.finetuned is None else {"base": encoders.base, "ft": encoders.finetuned}
     return lexicon_store.build(model_dir, lexicon, spaces, space)
+
+
+def lexicon_with_data(lexicon_name: str, vocabulary_files: Sequence[Path]) -> Lexicon:
+    """The words a model folder's lexicon holds: `lexicon_name`'s and the options of the data
+    files (a clue's answer may be a data word the lexicon lacks)."""
+    return load_lexicon(lexicon_name).with_words(vocabulary_words(vocabulary_files, None))
 
 
 def stored_words(stored: lexicon_store.StoredLexicon) -> str:

@@ -21,14 +21,16 @@ import hashlib
 import json
 import os
 import pickle
+import queue
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -154,48 +156,98 @@ def encoder_trainings(train: Sequence[Query], config: TrainConfig, kinds_encoder
     return [*runs, (list(train), config.final_epochs)]
 
 
-def finetune_ahead(train: Sequence[Query], config: TrainConfig, base_encoder: Encoder, log: Log) -> bool:
+@dataclass(frozen=True)
+class Exported:
+    """An encoder the fine-tuning process has exported into the cache, announced so that the
+    caller can embed with it meanwhile (`finetune_ahead`'s `meanwhile`): `role` "base" (the base
+    model's export) or "fold" (an out-of-fold fold's encoder), `model_id` the model's id and
+    `folder` its export (pictorank.encoders.runtime.exported_encoder reads it)."""
+
+    role: str
+    model_id: str
+    folder: Path
+
+
+def finetune_ahead(train: Sequence[Query], config: TrainConfig, base_encoder: Encoder, log: Log,
+                   meanwhile: Callable[[Exported], None] | None = None) -> bool:
     """Fine-tune every encoder of `encoder_trainings` into the cache, in a process of its own (see
     the module's docstring), logging what it says; False, with nothing done, where that cannot
     help: without fine-tuning, without a cache to hand the weights over, or over another encoder
     than the package's base model (the process could not rebuild it). Encoders already in the
     cache are only read. A process that fails or dies is a PictorankError with its last words.
 
+    Fine-tuning runs on one thread (pictorank.train.finetune), so the machine's other core is
+    free: with `meanwhile` and exported encoders, the process exports the base model first and
+    announces each export a later stage embeds with (the base model's, each fold encoder's), and
+    `meanwhile` is called with each, in this process, while the fine-tuning goes on. Announced
+    after the process has ended, it is not called: the later stages embed with every core.
+
     The process is a fresh interpreter started on `run_process` (not multiprocessing's spawn,
     which imports the caller's main script again: a bench run as a script would run twice)."""
     if not config.finetune or base_encoder.cache_dir is None or base_encoder.model_id != base_model_version():
         return False
+    announce = meanwhile is not None and config.quantization is not None
     with tempfile.TemporaryDirectory(prefix="pictorank-finetune-") as scratch:
         job = Path(scratch) / "job.pkl"
-        job.write_bytes(pickle.dumps((list(train), config, base_encoder.cache_dir)))
+        job.write_bytes(pickle.dumps((list(train), config, base_encoder.cache_dir, announce)))
         command = [sys.executable, "-c", f"from {__name__} import run_process; run_process()", str(job)]
-        last = ""
         with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, bufsize=1) as process:
             assert process.stdout is not None
-            for line in process.stdout:
-                last = line.rstrip("\n")
-                if not last.startswith(FAILED):
-                    log(last)
+            exported: queue.Queue[Exported | None] = queue.Queue()
+            last: list[str] = []
+            reader = threading.Thread(target=_relay, args=(process.stdout, log, exported, last), daemon=True)
+            reader.start()
+            while (item := exported.get()) is not None:
+                if meanwhile is not None and process.poll() is None:
+                    meanwhile(item)
+            reader.join()
         if process.returncode != 0:
-            said = last.removeprefix(FAILED) if last else f"it ended with exit code {process.returncode}"
+            said = last[0].removeprefix(FAILED) if last else f"it ended with exit code {process.returncode}"
             raise PictorankError(f"fine-tuning failed: {said}")
     return True
 
 
 FAILED = "fine-tuning failed: "  # how the process's last line says what it raised
+EXPORTED = "exported for embedding ahead: "  # how the process announces an export (then JSON)
+
+
+def _relay(lines: Iterator[str], log: Log, exported: "queue.Queue[Exported | None]", last: list[str]) -> None:
+    """The process's output, line by line: announced exports to `exported`, a failure kept in
+    `last`, the rest logged; None once it has ended."""
+    for line in lines:
+        line = line.rstrip("\n")
+        if line.startswith(EXPORTED):
+            fields = json.loads(line.removeprefix(EXPORTED))
+            exported.put(Exported(fields["role"], fields["model_id"], Path(fields["folder"])))
+        elif line.startswith(FAILED):
+            last[:] = [line]
+        else:
+            log(line)
+    exported.put(None)
 
 
 def run_process() -> None:
     """The fine-tuning process (`finetune_ahead`): every encoder of `encoder_trainings` fine-tuned
-    (or read back) and exported into the cache, each log line on stdout; on an error, one last
-    line saying what was raised, and exit code 1."""
-    train, config, cache_dir = pickle.loads(Path(sys.argv[1]).read_bytes())
+    (or read back) and exported into the cache, each log line on stdout; with `announce`, the base
+    model exported first and each export a later stage embeds with announced (EXPORTED). On an
+    error, one last line saying what was raised, and exit code 1."""
+    train, config, cache_dir, announce = pickle.loads(Path(sys.argv[1]).read_bytes())
     say = functools.partial(print, flush=True)
     try:
-        for inside, epochs in encoder_trainings(train, config, Encoder(cache_dir=cache_dir)):
-            finetuned_encoder(inside, epochs, config, cache_dir, say)
+        if announce:
+            base = served_encoder(load_base_model(), base_model_version(), "base", config.quantization, cache_dir)
+            _announce("base", base_model_version(), base, say)
+        for i, (inside, epochs) in enumerate(encoder_trainings(train, config, Encoder(cache_dir=cache_dir))):
+            model, served, _ = finetuned_encoder(inside, epochs, config, cache_dir, say)
+            if announce and i < config.folds:  # the out-of-fold folds' encoders come first
+                _announce("fold", finetuned_model_id(model), served, say)
+            del model, served
             gc.collect()
             release_memory()  # one fine-tune's leftovers are not the next one's peak
     except Exception as exc:
         say(f"{FAILED}{type(exc).__name__}: {exc}")
         sys.exit(1)
+
+
+def _announce(role: str, model_id: str, served: Encoder, say: Log) -> None:
+    say(EXPORTED + json.dumps({"role": role, "model_id": model_id, "folder": str(served.model.directory)}))

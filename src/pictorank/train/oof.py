@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -28,8 +28,8 @@ from pictorank.errors import UsageError
 from pictorank.features import FeatureExtractor, feature_names
 from pictorank.query import Query
 from pictorank.train.config import MIN_ANSWERS, Log, TrainConfig
-from pictorank.train.fold_encoders import (answer_kinds, finetune_ahead, finetuned_encoder, kind_splits, oof_split,
-                                           query_folds)
+from pictorank.train.fold_encoders import (Exported, answer_kinds, finetune_ahead, finetuned_encoder, kind_splits,
+                                           oof_split, query_folds)
 from pictorank.encoders.runtime import served_encoder
 
 
@@ -176,11 +176,13 @@ class TrainingTables:
         return config.sized_for(self.answers or len(set(self.folds.tolist())), len(self.y_train))[0]
 
 
-def build_tables(train: Sequence[Query], base_encoder: Encoder, config: TrainConfig, log: Log = print) -> TrainingTables:
+def build_tables(train: Sequence[Query], base_encoder: Encoder, config: TrainConfig, log: Log = print,
+                 meanwhile: Callable[[Exported], None] | None = None) -> TrainingTables:
     """OOF features of train and the final extractor (fitted on all of train, for val and test).
 
     A small training set gets a smaller recipe (`TrainConfig.sized_for`: fewer folds, smaller
     LightGBM leaves), said in the log; fewer than MIN_ANSWERS distinct answers is a UsageError.
+    `meanwhile`: work for the core fine-tuning leaves free (`finetune_ahead`).
     """
     answers = check_trainable(train)
     exact = base_encoder
@@ -188,7 +190,7 @@ def build_tables(train: Sequence[Query], base_encoder: Encoder, config: TrainCon
     for note in notes:
         log(f"small training set ({len(train)} clues, {answers} answers): {note}")
     started = time.perf_counter()
-    if finetune_ahead(train, config, exact, log):
+    if finetune_ahead(train, config, exact, log, meanwhile):
         log(f"fold encoders fine-tuned in a process of their own in {time.perf_counter() - started:.0f} s")
     base_encoder = as_served(base_encoder, config)
     X_train, folds, oof_reused = oof_features(train, base_encoder, config, log)

@@ -1,7 +1,9 @@
 """`pictorank train` end to end: one pipeline from the data files to a model folder a service
 serves, in named stages (`train_model`):
 
-    ranker      fold encoders (`finetune`), out-of-fold feature tables (`oof`), CV and the
+    ranker      fold encoders (`fold_encoders`: fine-tuned first, in a process of their own on
+                one thread, while this process embeds the later stages' lexicon ahead on the
+                other core: `embed_ahead`), out-of-fold feature tables (`oof`), CV and the
                 LambdaMART bag (`lambdamart`), its calibration: the model folder itself
     lexicon     the English lexicon embedded by the model's encoders (open play searches it)
     open play   open play's own ranker, on train's clues against that lexicon (`open_play`)
@@ -32,19 +34,21 @@ import gc
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 from pictorank.artifacts import check_replaceable, library_versions, sha256_file, write_json
 from pictorank.encoders import Encoder
+from pictorank.encoders.runtime import exported_encoder
 from pictorank.errors import DataError, PictorankError, UsageError
 from pictorank.evaluation import evaluate_rankings
 from pictorank.evaluation.calibration import expected_calibration_error
 from pictorank.features import selected_features
-from pictorank.lexicon import DEFAULT_SOURCE, load_lexicon
+from pictorank.lexicon import DEFAULT_SOURCE, Lexicon, load_lexicon
+from pictorank.lexicon import store as lexicon_store
 from pictorank.lexicon.store import DEFAULT_SPACE
 from pictorank.memory import peak_rss_mb, release_memory
-from pictorank.open_play import store_lexicon, stored_words
+from pictorank.open_play import lexicon_with_data, store_lexicon, stored_words
 from pictorank.puzzles import HintVocabulary, Puzzle, load_hints, load_puzzles, to_queries
 from pictorank.query import Query
 from pictorank.ranker import LearnedRanker, Ranking
@@ -55,7 +59,7 @@ from pictorank.train.config import Log, TrainConfig
 from pictorank.train.calibrate import first_is_right, fit_calibrator
 from pictorank.train.estimate import answer_ranks, blended, cv_estimate, format_estimate
 from pictorank.train.lambdamart import column_share, cv_select, fit_bag, held_out_scores
-from pictorank.train.fold_encoders import finetuned_model_id
+from pictorank.train.fold_encoders import Exported, finetuned_model_id
 from pictorank.train.oof import TrainingTables, build_tables, check_trainable
 from pictorank.train.open_play import fit_for_model
 
@@ -115,11 +119,13 @@ def _calibrate(tables: TrainingTables, scores: list[np.ndarray], config: TrainCo
 
 
 def fit_learned_ranker(
-    train: Sequence[Query], encoder: Encoder, config: TrainConfig, log: Log = print
+    train: Sequence[Query], encoder: Encoder, config: TrainConfig, log: Log = print,
+    meanwhile: Callable[[Exported], None] | None = None,
 ) -> tuple[LearnedRanker, TrainingTables]:
     """The whole training procedure on queries with answers: OOF tables, then LambdaMART. It sees
-    train only; `pictorank train` and the benches both come through here."""
-    tables = build_tables(train, encoder, config, log)
+    train only; `pictorank train` and the benches both come through here. `meanwhile`: work for
+    the core fine-tuning leaves free (pictorank.train.fold_encoders.finetune_ahead)."""
+    tables = build_tables(train, encoder, config, log, meanwhile)
     return fit_ranker_from_tables(tables, config, log), tables
 
 
@@ -178,8 +184,10 @@ def train_model(files: TrainingFiles, out_dir: Path, config: TrainConfig, encode
     lexicon and no open play of its own (open play then guesses the data's words)."""
     stages = Stages(log)
     outcome: dict[str, Any] = {}
+    ahead = embed_ahead(DEFAULT_SOURCE, [p for p in (files.train, files.val) if p], settings.cache_dir, log)
     with stages.stage("ranker"):
-        outcome = train_command(files.train, files.val, files.hints, out_dir, config, encoder, log, force)
+        outcome = train_command(files.train, files.val, files.hints, out_dir, config, encoder, log, force,
+                                ahead if lexicon else None)
     ranker, train = outcome.pop("ranker"), outcome.pop("train")
     if lexicon:
         stored = False  # whether the lexicon stage stored one (open play reads it back from the folder)
@@ -198,13 +206,43 @@ def train_model(files: TrainingFiles, out_dir: Path, config: TrainConfig, encode
     return {**outcome, "stages": stages.seconds}
 
 
+def embed_ahead(lexicon_name: str, vocabulary_files: Sequence[Path], cache_dir: Path | None, log: Log
+                ) -> Callable[[Exported], None]:
+    """The later stages' embedding, done on the core fine-tuning leaves free (`finetune_ahead`'s
+    `meanwhile`) into the cache they read from (pictorank.lexicon.store.embedded): with the base
+    model's export, the lexicon stage's words and glosses; with each fold encoder's, the words
+    open play's folds search. One thread: the fine-tuning holds the other core. Embedding ahead
+    only saves time, so a lexicon that cannot be read is logged and left to its stage."""
+    words: list[Lexicon] = []  # the lexicon stage's and open play's, read once, when first needed
+
+    def embed(exported: Exported) -> None:
+        started = time.perf_counter()
+        try:
+            if not words:
+                words.extend([lexicon_with_data(lexicon_name, vocabulary_files), load_lexicon(lexicon_name)])
+            encoder = exported_encoder(exported.folder, exported.model_id, cache_dir, None, threads=1)
+            if exported.role == "base":
+                lexicon_store.embedded(encoder, words[0].words)
+                lexicon_store.embed_glosses(words[0], encoder)
+            else:
+                lexicon_store.embedded(encoder, words[1].words)
+        except (PictorankError, OSError, ValueError) as exc:
+            log(f"embedding ahead with {exported.model_id}: not done ({exc})")
+            return
+        log(f"embedded the lexicon ahead with {encoder.model_id} in {time.perf_counter() - started:.0f} s")
+
+    return embed
+
+
 def train_command(
     train_path: str | Path, val_path: str | Path | None, hints_path: str | Path, out_dir: str | Path,
     config: TrainConfig, encoder: Encoder, log: Log = print, force: bool = False,
+    meanwhile: Callable[[Exported], None] | None = None,
 ) -> dict[str, Any]:
     """The ranker stage: load the files, train on train alone, save the model directory. With
     `val_path`, val is scored once, after every choice is made, and stored as `held_out_report`.
     Returns the metadata, with the fitted `ranker` and the `train` queries for the later stages.
+    `meanwhile`: work for the core fine-tuning leaves free (`embed_ahead`).
 
     The destination and both files are checked first (`check_replaceable`, answers in every row):
     minutes of training must not end in a refusal.
@@ -220,7 +258,7 @@ def train_command(
         check_trainable(train)  # before any work: fine-tuning would take minutes
     except UsageError as exc:
         raise DataError(train_path, None, "answer", str(exc)) from None
-    ranker, tables = fit_learned_ranker(train, encoder, config, log)
+    ranker, tables = fit_learned_ranker(train, encoder, config, log, meanwhile)
     config = tables.sized(config)  # what was really run, for the metadata
     train_seconds = time.perf_counter() - started
     val = to_queries(val_puzzles, vocab) if val_puzzles is not None else []
