@@ -60,8 +60,9 @@ class CommonSettings(BaseSettings):
 
     cache_dir: Path = Field(
         default_factory=home_cache_dir,
-        description="on-disk embedding and fine-tuned encoder cache, shared by the command line and the service "
-        "(default ~/.cache/pictorank): restarts and further workers skip encoding the vocabulary",
+        description="on-disk embedding, lexicon vector and fine-tuned encoder cache, shared by the command line and "
+        "the service (default ~/.cache/pictorank): restarts, further workers and retraining skip encoding the "
+        "vocabulary and the lexicon",
     )
     max_cached_strings: int = Field(
         DEFAULT_MAX_CACHED_STRINGS, ge=1, lt=10**18,
