@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,7 @@ from pictorank.query import Query
 from pictorank.train import TrainConfig, build_tables
 from pictorank.train import oof
 from pictorank.train.finetune import weights_digest
-from pictorank.train.fold_encoders import encoder_trainings, finetune_ahead, finetuned_encoder
+from pictorank.train.fold_encoders import Exported, encoder_trainings, finetune_ahead, finetuned_encoder
 
 QUIET = lambda message: None  # noqa: E731
 TINY = dict(folds=2, cv_folds=2, unfamiliar_groups=2, answer_kinds=4, oof_epochs=0.25, final_epochs=0.25,
@@ -60,62 +61,70 @@ def test_a_failing_fine_tuning_process_is_one_error_with_what_it_raised(tmp_path
         finetune_ahead(odd, TrainConfig(**TINY), Encoder(cache_dir=tmp_path), QUIET)
 
 
+@pytest.fixture(scope="module")
+def ahead(tmp_path_factory, vocab, train_puzzles):
+    """One run of the fine-tuning process over 60 train clues, with exports to serve (int8) and the
+    lexicon (a small one: 50 of their options) embedded meanwhile by `embed_ahead`: its cache
+    folder, config, clues, log, the exports it announced and the lexicon."""
+    from pictorank.encoders import Quantization
+    from pictorank.lexicon import Lexicon
+    from pictorank.train import pipeline
+
+    cache = tmp_path_factory.mktemp("ahead")
+    train = to_queries(train_puzzles[:60], vocab)
+    config = TrainConfig(**{**TINY, "unfamiliar_groups": 0, "quantization": Quantization.parse("int8")})
+    words = sorted({w for q in train for w in q.options})[:50]
+    small = Lexicon(tuple(words), np.full(len(words), 3.0, np.float32), "wordnet")
+    logged: list[str] = []
+    announced: list[Exported] = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(pipeline, "load_lexicon", lambda name: small)
+        patch.setattr(pipeline, "lexicon_with_data", lambda name, files: small)
+        embed = pipeline.embed_ahead("wordnet", [], cache, QUIET)
+
+        def meanwhile(exported: Exported) -> None:
+            announced.append(exported)
+            embed(exported)
+
+        assert finetune_ahead(train, config, Encoder(cache_dir=cache), logged.append, meanwhile)
+    return cache, config, train, logged, announced, small
+
+
 @pytest.mark.slow
-def test_encoders_fine_tuned_ahead_are_the_ones_fine_tuned_here(tmp_path, base_model, vocab, train_puzzles):
+def test_encoders_fine_tuned_ahead_are_the_ones_fine_tuned_here(ahead, base_model):
     """The process fine-tunes every encoder into the cache, with the weights this process would
     give them; each is then read back from there, as building the tables reads it."""
-    train = to_queries(train_puzzles[:60], vocab)
-    config = TrainConfig(**{**TINY, "unfamiliar_groups": 0})
-    logged: list[str] = []
-    assert finetune_ahead(train, config, Encoder(cache_dir=tmp_path), logged.append)
+    cache, config, train, logged, _, _ = ahead
     assert any("fine-tuned 0.25 epoch(s) on 60 clues" in line for line in logged)
-    stored = sorted((tmp_path / "finetuned").iterdir())
+    stored = sorted((cache / "finetuned").iterdir())
     assert len(stored) == config.folds + 1
     trainings = encoder_trainings(train, config, Encoder(model=base_model, model_id=base_model_version()))
     inside, epochs = trainings[0]
-    here, _, reused = finetuned_encoder(inside, epochs, config, None, QUIET)
+    here, _, reused = finetuned_encoder(inside, epochs, replace(config, quantization=None), None, QUIET)
     assert not reused
-    read_back = [finetuned_encoder(clues, epochs, config, tmp_path, QUIET) for clues, epochs in trainings]
+    read_back = [finetuned_encoder(clues, epochs, config, cache, QUIET) for clues, epochs in trainings]
     assert all(reused for _, _, reused in read_back)
     assert weights_digest(here) == weights_digest(read_back[0][0])
 
 
 @pytest.mark.slow
-def test_while_it_fine_tunes_the_lexicon_is_embedded_ahead_with_each_announced_export(tmp_path, vocab, train_puzzles,
-                                                                                      monkeypatch):
+def test_while_it_fine_tunes_the_lexicon_is_embedded_ahead_with_each_announced_export(ahead, base_model):
     """With exports to serve and work to do meanwhile, the process exports the base model first and
     announces it and each fold encoder; `embed_ahead` embeds the lexicon with them into the cache,
     where the later stages read the very vectors they would have made."""
-    from pictorank.encoders import Quantization
-    from pictorank.lexicon import Lexicon
     from pictorank.lexicon import store
     from pictorank.lexicon.glosses import gloss_of, read_glosses
-    from pictorank.train import pipeline
-    from pictorank.train.fold_encoders import Exported
 
-    train = to_queries(train_puzzles[:60], vocab)
-    config = TrainConfig(**{**TINY, "unfamiliar_groups": 0, "quantization": Quantization.parse("int8")})
-    words = sorted({w for q in train for w in q.options})[:50]
-    small = Lexicon(tuple(words), np.full(len(words), 3.0, np.float32), "wordnet")
-    monkeypatch.setattr(pipeline, "load_lexicon", lambda name: small)
-    monkeypatch.setattr(pipeline, "lexicon_with_data", lambda name, files: small)
-    embed = pipeline.embed_ahead("wordnet", [], tmp_path, QUIET)
-    announced: list[Exported] = []
-
-    def meanwhile(exported: Exported) -> None:
-        announced.append(exported)
-        embed(exported)
-
-    assert finetune_ahead(train, config, Encoder(cache_dir=tmp_path), QUIET, meanwhile)
+    cache, config, train, _, announced, small = ahead
     assert [e.role for e in announced] == ["base"] + ["fold"] * config.folds
-    glossed = any(gloss_of(w, read_glosses()) is not None for w in words)
-    ahead_files = sorted((tmp_path / store.CACHE_FOLDER).glob("*.npz"))  # base words, glosses, each fold's words
+    glossed = any(gloss_of(w, read_glosses()) is not None for w in small.words)
+    ahead_files = sorted((cache / store.CACHE_FOLDER).glob("*.npz"))  # base words, glosses, each fold's words
     assert len(ahead_files) == 1 + glossed + len({e.model_id for e in announced[1:]})
-    trainings = encoder_trainings(train, config, Encoder(cache_dir=tmp_path))
+    trainings = encoder_trainings(train, config, Encoder(model=base_model, model_id=base_model_version()))
     for exported, (clues, epochs) in zip(announced[1:], trainings):
-        _, served, reused = finetuned_encoder(clues, epochs, config, tmp_path, QUIET)  # as open play's folds get it
+        _, served, reused = finetuned_encoder(clues, epochs, config, cache, QUIET)  # as open play's folds get it
         assert reused and served.model_id.startswith(exported.model_id)
-        ahead = store.embedded(served, small.words)  # read back from the cache
+        read = store.embedded(served, small.words)  # read back from the cache
         fresh = store.embedded(Encoder(model=served.model, model_id=served.model_id), small.words)
-        assert np.array_equal(ahead.codes, fresh.codes) and np.array_equal(ahead.scales, fresh.scales)
-    assert sorted((tmp_path / store.CACHE_FOLDER).glob("*.npz")) == ahead_files  # read back, none embedded again
+        assert np.array_equal(read.codes, fresh.codes) and np.array_equal(read.scales, fresh.scales)
+    assert sorted((cache / store.CACHE_FOLDER).glob("*.npz")) == ahead_files  # read back, none embedded again
