@@ -278,7 +278,7 @@ def embedded(encoder: Encoder, texts: Sequence[str]) -> StoredVectors:
         cached = _read_cached(path, encoder.model_id, texts)
         if cached is not None:
             return cached
-    vectors = StoredVectors.quantize(texts, _encode_all(encoder, texts))
+    vectors = _encode_all(encoder, texts)
     if path is not None:
         _write_cached(path, encoder.model_id, vectors)
     return vectors
@@ -322,17 +322,24 @@ def _write_cached(path: Path, model_id: str, vectors: StoredVectors) -> None:
         log.warning("lexicon vectors not kept in the cache (%s)", exc.strerror or exc)
 
 
-def _encode_all(encoder: Encoder, texts: Sequence[str]) -> np.ndarray:
-    """Unit vectors of many texts, by the encoder's model directly: its memo is not filled
-    (tens of thousands of words would push out what requests need)."""
+def _encode_all(encoder: Encoder, texts: Sequence[str]) -> StoredVectors:
+    """The int8 vectors of many texts, by the encoder's model directly: its memo is not filled
+    (tens of thousands of words would push out what requests need). Each chunk is quantised as it
+    comes (a scale a row: the same codes as quantising them all at once), so the float vectors of
+    75,000 texts are never held together."""
     batch = 4096
-    parts = []
+    codes, scales = [], []
     # a bar on stderr whenever there is more than one chunk: a long word list takes minutes at
     # start-up, and a service that says nothing meanwhile looks hung
     with tqdm(total=len(texts), desc=f"embedding with {encoder.model_id}", unit="text", mininterval=5,
               disable=len(texts) <= batch) as bar:
         for i in range(0, len(texts), batch):
-            parts.append(encoder.model.encode(list(texts[i : i + batch]), normalize_embeddings=True,
-                                              convert_to_numpy=True, batch_size=encoder.batch_size))
-            bar.update(len(parts[-1]))
-    return np.concatenate(parts)
+            chunk = list(texts[i : i + batch])
+            part = StoredVectors.quantize(chunk, encoder.model.encode(
+                chunk, normalize_embeddings=True, convert_to_numpy=True, batch_size=encoder.batch_size))
+            codes.append(part.codes)
+            scales.append(part.scales)
+            bar.update(len(chunk))
+    if not codes:
+        return StoredVectors.quantize([], np.zeros((0, 1), np.float32))
+    return StoredVectors(texts, np.concatenate(codes), np.concatenate(scales))
