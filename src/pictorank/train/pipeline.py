@@ -189,6 +189,7 @@ def train_model(files: TrainingFiles, out_dir: Path, config: TrainConfig, encode
         outcome = train_command(files.train, files.val, files.hints, out_dir, config, encoder, log, force,
                                 ahead if lexicon else None)
     ranker, train = outcome.pop("ranker"), outcome.pop("train")
+    del ahead  # the lexicons it read
     if lexicon:
         stored = False  # whether the lexicon stage stored one (open play reads it back from the folder)
         with stages.stage("lexicon", optional=True):
@@ -200,6 +201,11 @@ def train_model(files: TrainingFiles, out_dir: Path, config: TrainConfig, encode
         if stored:
             with stages.stage("open play", optional=True):
                 fit_for_model(out_dir, ranker, train, load_lexicon(DEFAULT_SOURCE), encoder, config, log)
+    # The clue-giver reads the saved folder: the fitted ranker (its encoders, sessions and tables) goes
+    # first, so that the run's peak, which the clue-giver's fit sets, does not include it.
+    del ranker, train
+    gc.collect()
+    release_memory()
     with stages.stage("clue-giver", optional=True):
         fit_for_serving(out_dir, files.train, files.hints, settings)
     write_json(out_dir / STAGES_FILE, {"seconds": stages.seconds, "peak_mb": stages.peak_mb})
