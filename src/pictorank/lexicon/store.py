@@ -340,6 +340,4 @@ def _encode_all(encoder: Encoder, texts: Sequence[str]) -> StoredVectors:
             codes.append(part.codes)
             scales.append(part.scales)
             bar.update(len(chunk))
-    if not codes:
-        return StoredVectors.quantize([], np.zeros((0, 1), np.float32))
     return StoredVectors(texts, np.concatenate(codes), np.concatenate(scales))

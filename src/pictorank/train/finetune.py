@@ -151,10 +151,10 @@ def _steps(model: "SentenceTransformer", schedule: list[list], params: FinetuneP
 @contextlib.contextmanager
 def _threads(count: int) -> Iterator[None]:
     """PyTorch's intra-op threads held at `count` while fine-tuning, then given back. One by
-    default: a fine-tune's matrix products are small enough that a second thread does not speed
-    it up on a CPU (bench/finetune_threads.py), and a thread count that the machine does not
-    choose makes the weights the same on every machine (sums split across threads round
-    differently). The other core is then free for work beside it (pictorank.train.fold_encoders)."""
+    default: a fine-tune's matrix products are small enough that a second thread gains little on
+    a CPU (bench/finetune_threads.py), a second core does more for work beside it
+    (pictorank.train.fold_encoders), and a thread count that the machine does not choose makes
+    the weights the same on every machine (sums split across threads round differently)."""
     import torch  # lazy: see seed_everything
 
     before = torch.get_num_threads()

@@ -213,17 +213,20 @@ EXPORTED = "exported for embedding ahead: "  # how the process announces an expo
 
 def _relay(lines: Iterator[str], log: Log, exported: "queue.Queue[Exported | None]", last: list[str]) -> None:
     """The process's output, line by line: announced exports to `exported`, a failure kept in
-    `last`, the rest logged; None once it has ended."""
-    for line in lines:
-        line = line.rstrip("\n")
-        if line.startswith(EXPORTED):
-            fields = json.loads(line.removeprefix(EXPORTED))
-            exported.put(Exported(fields["role"], fields["model_id"], Path(fields["folder"])))
-        elif line.startswith(FAILED):
-            last[:] = [line]
-        else:
-            log(line)
-    exported.put(None)
+    `last`, the rest logged; None once it has ended, or once reading it failed (the caller
+    waits for it)."""
+    try:
+        for line in lines:
+            line = line.rstrip("\n")
+            if line.startswith(EXPORTED):
+                fields = json.loads(line.removeprefix(EXPORTED))
+                exported.put(Exported(fields["role"], fields["model_id"], Path(fields["folder"])))
+            elif line.startswith(FAILED):
+                last[:] = [line]
+            else:
+                log(line)
+    finally:
+        exported.put(None)
 
 
 def run_process() -> None:

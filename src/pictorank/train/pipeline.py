@@ -184,10 +184,10 @@ def train_model(files: TrainingFiles, out_dir: Path, config: TrainConfig, encode
     lexicon and no open play of its own (open play then guesses the data's words)."""
     stages = Stages(log)
     outcome: dict[str, Any] = {}
-    ahead = embed_ahead(DEFAULT_SOURCE, [p for p in (files.train, files.val) if p], settings.cache_dir, log)
+    ahead = embed_ahead(DEFAULT_SOURCE, [p for p in (files.train, files.val) if p], settings.cache_dir, log
+                        ) if lexicon else None
     with stages.stage("ranker"):
-        outcome = train_command(files.train, files.val, files.hints, out_dir, config, encoder, log, force,
-                                ahead if lexicon else None)
+        outcome = train_command(files.train, files.val, files.hints, out_dir, config, encoder, log, force, ahead)
     ranker, train = outcome.pop("ranker"), outcome.pop("train")
     del ahead  # the lexicons it read
     if lexicon:
