@@ -218,3 +218,16 @@ def test_a_lexicon_is_embedded_once_per_encoder_and_read_back_from_the_cache(tmp
     without = Encoder(model=model, model_id="word-hash-lexicon-cache")
     store.embedded(without, words)
     assert model.encoded == 14 and len(list((tmp_path / store.CACHE_FOLDER).iterdir())) == 3
+
+
+def test_a_text_that_comes_again_is_embedded_once_and_gets_the_same_bytes() -> None:
+    """Synonyms share their WordNet gloss: each distinct text is embedded once, and every copy
+    gets the vector it would get embedded alone."""
+    model = CountingModel()
+    encoder = Encoder(model=model, model_id="word-hash-repeats")
+    texts = ["a star", "the sea", "a star", "a fish", "the sea", "a star"]
+    vectors = store.embedded(encoder, texts)
+    assert model.encoded == 3 and vectors.texts == tuple(texts)
+    for i, text in enumerate(texts):
+        alone = store.embedded(encoder, [text])
+        assert np.array_equal(vectors.codes[i], alone.codes[0]) and vectors.scales[i] == alone.scales[0]

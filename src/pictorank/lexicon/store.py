@@ -324,20 +324,25 @@ def _write_cached(path: Path, model_id: str, vectors: StoredVectors) -> None:
 
 def _encode_all(encoder: Encoder, texts: Sequence[str]) -> StoredVectors:
     """The int8 vectors of many texts, by the encoder's model directly: its memo is not filled
-    (tens of thousands of words would push out what requests need). Each chunk is quantised as it
-    comes (a scale a row: the same codes as quantising them all at once), so the float vectors of
-    75,000 texts are never held together."""
+    (tens of thousands of words would push out what requests need). A text that comes again
+    (synonyms share their WordNet gloss) is embedded once: its vector does not depend on its
+    batch, so the copies are the same bytes. Each chunk is quantised as it comes (a scale a row:
+    the same codes as quantising them all at once), so the float vectors of 75,000 texts are
+    never held together."""
+    distinct = list(dict.fromkeys(texts))
     batch = 4096
     codes, scales = [], []
     # a bar on stderr whenever there is more than one chunk: a long word list takes minutes at
     # start-up, and a service that says nothing meanwhile looks hung
-    with tqdm(total=len(texts), desc=f"embedding with {encoder.model_id}", unit="text", mininterval=5,
-              disable=len(texts) <= batch) as bar:
-        for i in range(0, len(texts), batch):
-            chunk = list(texts[i : i + batch])
+    with tqdm(total=len(distinct), desc=f"embedding with {encoder.model_id}", unit="text", mininterval=5,
+              disable=len(distinct) <= batch) as bar:
+        for i in range(0, len(distinct), batch):
+            chunk = distinct[i : i + batch]
             part = StoredVectors.quantize(chunk, encoder.model.encode(
                 chunk, normalize_embeddings=True, convert_to_numpy=True, batch_size=encoder.batch_size))
             codes.append(part.codes)
             scales.append(part.scales)
             bar.update(len(chunk))
-    return StoredVectors(texts, np.concatenate(codes), np.concatenate(scales))
+    row = {text: i for i, text in enumerate(distinct)}
+    rows = np.fromiter((row[t] for t in texts), dtype=np.int64, count=len(texts))
+    return StoredVectors(texts, np.concatenate(codes)[rows], np.concatenate(scales)[rows])
