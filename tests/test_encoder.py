@@ -221,6 +221,24 @@ def test_stored_vectors_are_looked_up_many_at_once_with_the_missing_ones_marked(
     assert found_vectors[1].tolist() == [0.0, 0.0]
 
 
+def test_a_stored_vector_has_the_same_bits_looked_up_alone_or_with_others() -> None:
+    """An encoder reads the vectors it knows a list at a time: each must be the vector `get`
+    gives it alone, to the last bit (a model's features must not depend on what was asked with)."""
+    from pictorank.encoders import StoredVectors
+
+    rng = np.random.default_rng(3)
+    texts = [f"word {i}" for i in range(500)]
+    stored = StoredVectors.quantize(texts, rng.normal(size=(500, 384)).astype(np.float32))
+    asked = [texts[i] for i in rng.permutation(500)[:300]]
+    vectors, found = stored.lookup(asked)
+    assert found.all()
+    assert all(np.array_equal(vectors[i], stored.get(text)) for i, text in enumerate(asked))
+    encoder = Encoder(model=WordHashModel(), model_id="word-hash-known-bits")
+    encoder.know(stored)
+    assert np.array_equal(encoder.encode(asked), np.stack([stored.get(t) for t in asked]))
+    assert encoder.encoded_count == 0
+
+
 def test_vectors_a_model_folder_ships_win_over_the_memo_and_the_cache(tmp_path: Path) -> None:
     """A lexicon word has the folder's vector whatever a process encoded or cached before: the
     same model folder then ranks alike in every process."""

@@ -147,16 +147,17 @@ class Encoder:
         Never writes the disk cache: a server answering a request must not stall on rewriting a
         file. Batch callers save what they encoded with `flush` (or `warm`) when they are done.
         """
-        found: dict[str, np.ndarray] = {}
+        distinct = list(dict.fromkeys(texts))
+        found = self._stored(distinct)  # a model folder's own vectors win over any cache
         missing = []
-        for text in dict.fromkeys(texts):
-            vector = self._stored(text)  # a model folder's own vectors win over any cache
+        for text in distinct:
+            if text in found:
+                continue
+            vector = self._vectors.get(text)
             if vector is None:
-                vector = self._vectors.get(text)
-                if vector is None:
-                    missing.append(text)
-                    continue
-                self._vectors.move_to_end(text)  # recently used: evicted last
+                missing.append(text)
+                continue
+            self._vectors.move_to_end(text)  # recently used: evicted last
             found[text] = vector
         if missing:
             vectors = self.model.encode(
@@ -183,12 +184,21 @@ class Encoder:
         of the room."""
         self._known.append(stored)
 
-    def _stored(self, text: str) -> np.ndarray | None:
+    def _stored(self, texts: list[str]) -> dict[str, np.ndarray]:
+        """The vectors made ahead of time for those of `texts` that have one, the first that
+        knows a text winning; looked up a list at a time (a training table asks for millions)."""
+        found: dict[str, np.ndarray] = {}
+        rest = texts
         for stored in self._known:
-            vector = stored.get(text)
-            if vector is not None:
-                return vector
-        return None
+            if not rest:
+                break
+            if isinstance(stored, StoredVectors):
+                vectors, hit = stored.lookup(rest)
+                found.update((text, vectors[i]) for i, text in enumerate(rest) if hit[i])
+            else:
+                found.update((text, stored[text]) for text in rest if text in stored)
+            rest = [text for text in rest if text not in found]
+        return found
 
     def _remember(self, vectors: dict[str, np.ndarray]) -> None:
         """Keep `vectors`, forgetting the least recently used strings past `max_cached`."""
