@@ -221,17 +221,20 @@ def test_stored_vectors_are_looked_up_many_at_once_with_the_missing_ones_marked(
     assert found_vectors[1].tolist() == [0.0, 0.0]
 
 
-def test_a_stored_vector_has_the_same_bits_looked_up_alone_or_with_others() -> None:
-    """An encoder reads the vectors it knows a list at a time: each must be the vector `get`
-    gives it alone, to the last bit (a model's features must not depend on what was asked with)."""
-    from pictorank.encoders import StoredVectors
+def test_a_stored_vector_has_the_same_bits_looked_up_alone_or_with_others(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An encoder reads the vectors it knows a list at a time (in chunks): each must be the
+    vector `get` gives it alone, to the last bit (a model's features must not depend on what
+    was asked with)."""
+    from pictorank.encoders import StoredVectors, stored as stored_module
+
+    monkeypatch.setattr(stored_module, "_LOOKUP_ROWS", 7)
 
     rng = np.random.default_rng(3)
     texts = [f"word {i}" for i in range(500)]
     stored = StoredVectors.quantize(texts, rng.normal(size=(500, 384)).astype(np.float32))
     asked = [texts[i] for i in rng.permutation(500)[:300]]
-    vectors, found = stored.lookup(asked)
-    assert found.all()
+    vectors, found = stored.lookup(asked + ["not stored"])
+    assert found.tolist() == [True] * 300 + [False] and not vectors[-1].any()
     assert all(np.array_equal(vectors[i], stored.get(text)) for i, text in enumerate(asked))
     encoder = Encoder(model=WordHashModel(), model_id="word-hash-known-bits")
     encoder.know(stored)

@@ -11,16 +11,17 @@ back. It exists in glibc only: elsewhere (musl, macOS) this is a no-op.
 A process that allocates and frees the same big blocks over and over (fine-tuning: each step's
 activations and the token embeddings' gradient) meets the opposite cost: glibc serves every block
 above its mmap threshold with a fresh mapping and unmaps it when freed, so the kernel zero-fills
-its pages again on every step. `keep_freed_memory` turns that off for such a process.
+its pages again on every step. `freed_memory_kept` turns that off for such a loop.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 
 @functools.cache
@@ -37,24 +38,42 @@ def _malloc_trim() -> Callable[[int], int] | None:
     return trim
 
 
-# mallopt's parameters (glibc's malloc.h)
-_M_TRIM_THRESHOLD = -1
-_M_MMAP_MAX = -4
+# mallopt's parameters and glibc's defaults for them (malloc.h, malloc.c)
+_M_TRIM_THRESHOLD, _DEFAULT_TRIM_THRESHOLD = -1, 128 * 1024
+_M_MMAP_MAX, _DEFAULT_MMAP_MAX = -4, 65536
 
 
-def keep_freed_memory() -> bool:
-    """Make glibc keep freed memory in the heap for the next allocation: no block gets a mapping
-    of its own, and the heap's top is returned only by `release_memory`. For a process whose
-    work repeats big allocations (a fine-tuning loop): each step then reuses the pages the last
-    step freed instead of faulting fresh zeroed ones in. Its peak can only grow by what the heap
-    cannot reuse, so call `release_memory` between pieces of work. False where the C library is
-    not glibc (nothing changed)."""
+@functools.cache
+def _mallopt() -> Callable[[int, int], int] | None:
+    """glibc's mallopt, or None where the C library is not glibc."""
     if _malloc_trim() is None:
-        return False
+        return None
     mallopt = ctypes.CDLL(None).mallopt
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt.restype = ctypes.c_int
-    return bool(mallopt(_M_MMAP_MAX, 0)) and bool(mallopt(_M_TRIM_THRESHOLD, 2**31 - 1))
+    return mallopt
+
+
+@contextlib.contextmanager
+def freed_memory_kept() -> Iterator[bool]:
+    """Within: glibc keeps freed memory in the heap for the next allocation (no block gets a
+    mapping of its own, the heap's top is not returned), for a loop whose steps repeat the same
+    big allocations (a fine-tuning loop): each step reuses the pages the last one freed instead of
+    faulting fresh zeroed ones in. On the way out glibc's defaults come back and the free pages
+    are returned (`release_memory`), so what follows (saving, exporting) keeps no more than
+    before. Yields whether anything changed (glibc only)."""
+    mallopt = _mallopt()
+    if mallopt is None:
+        yield False
+        return
+    mallopt(_M_MMAP_MAX, 0)
+    mallopt(_M_TRIM_THRESHOLD, 2**31 - 1)
+    try:
+        yield True
+    finally:
+        mallopt(_M_MMAP_MAX, _DEFAULT_MMAP_MAX)
+        mallopt(_M_TRIM_THRESHOLD, _DEFAULT_TRIM_THRESHOLD)
+        release_memory()
 
 
 def can_release() -> bool:

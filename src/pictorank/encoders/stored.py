@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 _LEVELS = 127.0
+_LOOKUP_ROWS = 4096  # rows `lookup` turns into floats at a time
 
 
 class StoredVectors:
@@ -59,7 +60,10 @@ class StoredVectors:
         rows = np.array([self._rows.get(text, -1) for text in texts], dtype=np.int64)
         found = rows >= 0
         vectors = np.zeros((len(texts), self.codes.shape[1]), np.float32)
-        vectors[found] = _unit(self.codes[rows[found]].astype(np.float32) * self.scales[rows[found], None])
+        at = np.flatnonzero(found)
+        for start in range(0, len(at), _LOOKUP_ROWS):  # a chunk's float temporaries at a time, not a lexicon's
+            part = rows[at[start : start + _LOOKUP_ROWS]]
+            vectors[at[start : start + _LOOKUP_ROWS]] = _unit(self.codes[part].astype(np.float32) * self.scales[part, None])
         return vectors, found
 
     def all(self) -> np.ndarray:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Iterator, Sequence
 
 import numpy as np
 
+from pictorank.memory import freed_memory_kept
 from pictorank.query import Query, joined_text
 
 if TYPE_CHECKING:
@@ -118,7 +119,8 @@ def finetune(
 
     model.train()
     started = time.perf_counter()
-    with _threads(params.threads):
+    # each step's activations and the token embeddings' gradient reuse the last step's pages
+    with _threads(params.threads), freed_memory_kept():
         _steps(model, schedule, params, optimizer, scheduler, log, started)
     model.eval()
     return model

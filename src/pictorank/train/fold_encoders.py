@@ -40,7 +40,7 @@ from pictorank.encoders.memo import remove_dead_writers
 from pictorank.encoders.runtime import served_encoder
 from pictorank.errors import PictorankError
 from pictorank.evaluation.folds import answer_folds
-from pictorank.memory import keep_freed_memory, release_memory
+from pictorank.memory import release_memory
 from pictorank.query import Query
 from pictorank.train.config import Log, TrainConfig
 from pictorank.train.finetune import FinetuneParams, finetune, weights_digest
@@ -234,7 +234,6 @@ def run_process() -> None:
     (or read back) and exported into the cache, each log line on stdout; with `announce`, the base
     model exported first and each export a later stage embeds with announced (EXPORTED). On an
     error, one last line saying what was raised, and exit code 1."""
-    keep_freed_memory()  # each step's big tensors reuse the last step's pages
     train, config, cache_dir, announce = pickle.loads(Path(sys.argv[1]).read_bytes())
     say = functools.partial(print, flush=True)
     try:
