@@ -238,9 +238,11 @@ def run_process() -> None:
     say = functools.partial(print, flush=True)
     try:
         if announce:
-            base = served_encoder(load_base_model(), base_model_version(), "base", config.quantization, cache_dir)
-            _announce("base", base_model_version(), base, say)
-        for i, (inside, epochs) in enumerate(encoder_trainings(train, config, Encoder(cache_dir=cache_dir))):
+            _export_base(config, cache_dir, say)
+        trainings = encoder_trainings(train, config, Encoder(cache_dir=cache_dir))
+        gc.collect()
+        release_memory()  # the base models exported and clustered with are not kept through the fine-tunes
+        for i, (inside, epochs) in enumerate(trainings):
             model, served, _ = finetuned_encoder(inside, epochs, config, cache_dir, say)
             if announce and i < config.folds:  # the out-of-fold folds' encoders come first
                 _announce("fold", finetuned_model_id(model), served, say)
@@ -250,6 +252,12 @@ def run_process() -> None:
     except Exception as exc:
         say(f"{FAILED}{type(exc).__name__}: {exc}")
         sys.exit(1)
+
+
+def _export_base(config: TrainConfig, cache_dir: Path, say: Log) -> None:
+    """Export the base model into the cache and announce it (the lexicon stage embeds with it)."""
+    base = served_encoder(load_base_model(), base_model_version(), "base", config.quantization, cache_dir)
+    _announce("base", base_model_version(), base, say)
 
 
 def _announce(role: str, model_id: str, served: Encoder, say: Log) -> None:
