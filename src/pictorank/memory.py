@@ -59,9 +59,10 @@ def freed_memory_kept() -> Iterator[bool]:
     """Within: glibc keeps freed memory in the heap for the next allocation (no block gets a
     mapping of its own, the heap's top is not returned), for a loop whose steps repeat the same
     big allocations (a fine-tuning loop): each step reuses the pages the last one freed instead of
-    faulting fresh zeroed ones in. On the way out glibc's defaults come back and the free pages
-    are returned (`release_memory`), so what follows (saving, exporting) keeps no more than
-    before. Yields whether anything changed (glibc only)."""
+    faulting fresh zeroed ones in. On the way out glibc's default limits come back and the free
+    pages are returned (`release_memory`), so what follows (saving, exporting) keeps no more than
+    before; glibc's mmap threshold, which it otherwise raises as big blocks come and go, stays
+    where it is for the rest of the process. Yields whether anything changed (glibc only)."""
     mallopt = _mallopt()
     if mallopt is None:
         yield False
