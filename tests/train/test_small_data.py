@@ -57,7 +57,7 @@ def test_a_bliss_sized_set_keeps_the_recipe():
 
 
 def test_a_small_set_gets_fewer_folds_and_smaller_leaves_and_says_so():
-    sized, notes = TrainConfig().sized_for(answers=2, option_rows=60)
+    sized, notes = TrainConfig(folds=3, cv_folds=3).sized_for(answers=2, option_rows=60)
     assert (sized.folds, sized.cv_folds) == (2, 2)
     assert all(g["min_child_samples"] == 3 for g in sized.grid)
     assert [g["num_leaves"] for g in sized.grid] == [g["num_leaves"] for g in DEFAULT_GRID]
@@ -88,11 +88,12 @@ def test_tiny_training_sets_train_and_rank(word_encoder, n_answers):
     """Down to two answers: folds, CV folds and leaves shrink, and the ranker still ranks."""
     train, val = clues(n_answers), clues(8, per_answer=1)
     logged: list[str] = []
-    tables = build_tables(train, word_encoder, TrainConfig(**FAST), logged.append)
+    config = TrainConfig(**FAST, folds=3, cv_folds=3)  # more folds than the smallest sets have answers
+    tables = build_tables(train, word_encoder, config, logged.append)
     assert set(tables.folds.tolist()) <= set(range(min(3, n_answers)))
     if n_answers < 3:
         assert any("small training set" in line and "folds instead of 3" in line for line in logged)
-    ranker = fit_ranker_from_tables(tables, TrainConfig(**FAST), QUIET)
+    ranker = fit_ranker_from_tables(tables, config, QUIET)
     rankings = [r.options for r in ranker.rank(val)]
     assert [sorted(r) for r in rankings] == [sorted(q.options) for q in val]
 
