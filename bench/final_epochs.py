@@ -21,39 +21,27 @@ from __future__ import annotations
 
 import argparse
 import copy
-from pathlib import Path
 
 import numpy as np
 
-from harness import reference_line  # bench/harness.py, beside this file
+from harness import OUTER_FOLDS, nested_start  # bench/harness.py, beside this file
 from pictorank.encoders import Encoder
 from pictorank.evaluation.significance import clustered_se
-from pictorank.lexicon import DEFAULT_SOURCE, guess_key, load_lexicon, matches
+from pictorank.lexicon import guess_key, matches
 from pictorank.lexicon import store as lexicon_store
 from pictorank.open_play import VocabularyIndex
-from pictorank.puzzles import load_hints, load_puzzles, to_queries
-from pictorank.settings import CommonSettings
 from pictorank.train import TrainConfig, build_tables, fit_ranker_from_tables
-from pictorank.train.fold_encoders import oof_split, query_folds
+from pictorank.train.fold_encoders import oof_split
 from pictorank.train.oof import as_served, final_extractor
 
 CANDIDATES = 100
-OUTER_FOLDS = 3  # the nesting's own folds by answer, whatever the recipe's inner ones
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--epochs", nargs="+", type=float, default=[1.0, 3.0])
-    parser.add_argument("--data", default="data/bliss")
-    args = parser.parse_args()
-    print(reference_line())
-    vocab = load_hints(f"{args.data}/hint_descriptions.csv")
-    train = to_queries(load_puzzles(f"{args.data}/train.csv", vocab), vocab)
-    settings = CommonSettings()
-    exact = Encoder(cache_dir=settings.cache_dir, max_cached=settings.max_cached_strings)
-    lexicon = load_lexicon(DEFAULT_SOURCE)
+    args, train, exact, outer, lexicon = nested_start(parser)
     config = TrainConfig()
-    outer = query_folds(train, OUTER_FOLDS, config.seed + 1)  # not the inner folds' own split
     first = {e: np.zeros(len(train)) for e in args.epochs}
     reciprocal = {e: np.zeros(len(train)) for e in args.epochs}
     retrieved = {e: np.zeros(len(train)) for e in args.epochs}

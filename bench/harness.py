@@ -9,6 +9,10 @@
   60/20/20 % into train, val and test, so their "ELCo, trained in-domain" rows are about the same
   held-out phrases (831 rows: 500 / 165 / 166 of 63 / 21 / 21 phrases at seed 13).
 - `ForgetfulEncoder`: the task's script keeps no embeddings; a bench of never-seen input uses it.
+- `nested_start` and OUTER_FOLDS: what the benches that nest a train CV around the whole recipe
+  (bench/final_epochs.py, bench/inner_folds.py) start from: train's clues, the exact base encoder
+  over the settings' cache, their own outer folds by answer, whatever the recipe's inner ones,
+  and the lexicon.
 
 Folds by answer come from the package (pictorank.evaluation.folds), standard errors clustered by
 answer from pictorank.evaluation.significance: the benches choose nothing the package cannot.
@@ -16,6 +20,7 @@ answer from pictorank.evaluation.significance: the benches choose nothing the pa
 
 from __future__ import annotations
 
+import argparse
 import os
 import random
 import time
@@ -24,6 +29,12 @@ from typing import Callable, Sequence, TypeVar
 import numpy as np
 
 from pictorank.encoders import Encoder
+from pictorank.lexicon import DEFAULT_SOURCE, Lexicon, load_lexicon
+from pictorank.puzzles import load_hints, load_puzzles, to_queries
+from pictorank.query import Query
+from pictorank.settings import CommonSettings
+from pictorank.train import TrainConfig
+from pictorank.train.fold_encoders import query_folds
 
 
 def python_loop_ms(repeats: int = 3) -> float:
@@ -57,6 +68,26 @@ def reference_line() -> str:
     return (f"machine: load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
             f"CPU reference: Python loop {python_loop_ms():.0f} ms, numpy matmul {matmul_ms():.0f} ms "
             f"(1 Dec 2026 14:25 UTC: 57 ms, 31 ms)")
+
+OUTER_FOLDS = 3
+
+
+def nested_start(parser: argparse.ArgumentParser
+                 ) -> tuple[argparse.Namespace, list[Query], Encoder, np.ndarray, Lexicon]:
+    """A nested bench's start, after its own options: `--data` added and the arguments parsed,
+    the machine's reference line printed, and train's clues, the exact base encoder over the
+    settings' cache (the recipe fine-tunes from it), each clue's outer fold (OUTER_FOLDS by answer,
+    seeded apart from the recipe's own inner folds) and the lexicon open play guesses from."""
+    parser.add_argument("--data", default="data/bliss")
+    args = parser.parse_args()
+    print(reference_line())
+    vocab = load_hints(f"{args.data}/hint_descriptions.csv")
+    train = to_queries(load_puzzles(f"{args.data}/train.csv", vocab), vocab)
+    settings = CommonSettings()
+    exact = Encoder(cache_dir=settings.cache_dir, max_cached=settings.max_cached_strings)
+    outer = query_folds(train, OUTER_FOLDS, TrainConfig().seed + 1)
+    return args, train, exact, outer, load_lexicon(DEFAULT_SOURCE)
+
 
 Item = TypeVar("Item")
 ELCO_SHARES = (0.6, 0.2, 0.2)  # train, val (the training's held-out report), test

@@ -28,39 +28,27 @@ from typing import Sequence
 
 import numpy as np
 
-from harness import reference_line  # bench/harness.py, beside this file
+from harness import OUTER_FOLDS, nested_start  # bench/harness.py, beside this file
 from pictorank.encoders import Encoder, StoredVectors
 from pictorank.evaluation.significance import clustered_se
-from pictorank.lexicon import DEFAULT_SOURCE, Lexicon, guess_key, load_lexicon, matches
+from pictorank.lexicon import Lexicon, guess_key, matches
 from pictorank.lexicon import store as lexicon_store
 from pictorank.open_play import DEFAULT_CANDIDATES, OpenPlayRanker, VocabularyIndex
-from pictorank.puzzles import load_hints, load_puzzles, to_queries
 from pictorank.query import Query
 from pictorank.ranker import LearnedRanker
-from pictorank.settings import CommonSettings
 from pictorank.train import TrainConfig, build_tables, fit_ranker_from_tables
-from pictorank.train.fold_encoders import oof_split, query_folds
+from pictorank.train.fold_encoders import oof_split
 from pictorank.train.oof import as_served
 from pictorank.train.open_play import fit_open_play, open_play_tables
-
-OUTER_FOLDS = 3  # the nesting's own folds by answer, whatever the recipe's inner ones
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--folds", nargs="+", type=int, default=[2, 3])
-    parser.add_argument("--data", default="data/bliss")
-    args = parser.parse_args()
-    print(reference_line())
-    vocab = load_hints(f"{args.data}/hint_descriptions.csv")
-    train = to_queries(load_puzzles(f"{args.data}/train.csv", vocab), vocab)
-    settings = CommonSettings()
-    exact = Encoder(cache_dir=settings.cache_dir, max_cached=settings.max_cached_strings)
-    lexicon = load_lexicon(DEFAULT_SOURCE)
+    args, train, exact, outer, lexicon = nested_start(parser)
     shipped = TrainConfig()
     base = as_served(exact, shipped)
     glosses = lexicon_store.embed_glosses(lexicon, base)
-    outer = query_folds(train, OUTER_FOLDS, shipped.seed + 1)  # not the inner folds' own split
     ranks = {f: {"options": np.zeros(len(train)), "open play": np.zeros(len(train))} for f in args.folds}
     for k in range(OUTER_FOLDS):
         inside, held = oof_split(train, outer, k)
