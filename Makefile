@@ -50,8 +50,8 @@ demo: install $(MODEL)/ranker.json
 	$(MAKE) --no-print-directory --jobs=2 --output-sync=target report submission
 	$(BIN)/pictorank validate --submission submission.csv --input $(DATA)/test.csv
 
-# submission.csv for test with the learned model (`make demo` validates it after).
-submission: install
+# submission.csv for test with the learned model, trained first if needed (`make demo` validates it after).
+submission: install $(MODEL)/ranker.json
 	$(BIN)/pictorank predict --input $(DATA)/test.csv --hints $(HINTS) --model $(MODEL) --output submission.csv
 
 # Every method side by side on val, as $(REPORT)/report.html; the learned model joins when trained.

@@ -35,8 +35,8 @@ class TrainConfig:
 
     folds : OOF folds (grouped by answer) for the features of the rows LightGBM learns from; one
         fold encoder each. Two rank as three did, with options and in open play, in a train CV
-        nested around the whole recipe (bench/inner_folds.py), for a third less fine-tuning and
-        lexicon embedding; the train-CV estimate is then a two-fold one (docs/learned-ranker.md).
+        nested around the whole recipe (bench/inner_folds.py), for one fine-tune, one lexicon pass
+        and two tables less; the train-CV estimate is then a two-fold one (docs/learned-ranker.md).
     finetune : False skips fine-tuning: the ``ft_*`` columns then repeat the base encoder.
     oof_epochs / final_epochs : fine-tuning epochs of each fold's encoder / of the final one.
         The fold encoders are shorter (they are thrown away) to keep training under 15 minutes.
