@@ -24,12 +24,20 @@ REPORT := reports/val
 install: $(STAMP)
 
 # Everything: serving, the `train` extra (torch==2.13.0 pinned: the CPU build on this machine's
-# disk; pip would otherwise fetch a CUDA build of several GB) and the test tools. --no-compile:
-# Python compiles the modules it imports on first use, instead of pip compiling every module.
+# disk; pip would otherwise fetch a CUDA build of several GB) and the test tools.
+# uv installs it: the same versions pip resolves, unpacked in parallel instead of one wheel after
+# another (torch alone is 700 MB). pip installs uv itself, pinned. uv does not read pip's settings,
+# so it is handed pip's find-links (where the CPU build of torch lies); where uv cannot be had or
+# fails (an index only pip knows), pip installs everything. Neither compiles the modules: Python
+# compiles those it imports, on first use.
+UV         := uv==0.13.9
+FIND_LINKS ?= $(or $(PIP_FIND_LINKS),$(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null))
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet --no-compile -e '.[train,test]'
+	{ $(BIN)/python -m pip install --quiet $(UV) && \
+	  $(BIN)/uv pip install --quiet --python $(BIN)/python $(foreach dir,$(FIND_LINKS),--find-links $(dir)) -e '.[train,test]'; } || \
+	{ echo "install: uv did not install, pip installs instead" >&2 && \
+	  $(BIN)/python -m pip install --quiet --upgrade pip && $(BIN)/python -m pip install --quiet --no-compile -e '.[train,test]'; }
 	touch $@
 
 # The default learned model is retrained only when the training files or the modules it is made
