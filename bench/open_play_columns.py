@@ -4,7 +4,7 @@
         [--without wn_kind_hints wn_kind_first] [--without ...]
 
 Builds open play's training tables for the model folder DIR exactly as `pictorank train` does
-(pictorank.train.open_play.tables_for_model: each fold's clues retrieved from the lexicon in the
+(pictorank.train.open_play.tables_for_lexicon: each fold's clues retrieved from the lexicon in the
 space of the encoder fine-tuned on the other folds; read from the fine-tuning cache when there),
 once, then chooses and cross-validates open play's LambdaMART on all of the columns and once for
 each `--without` set left out (pictorank.train.open_play.cross_validate, folds by answer). Prints
@@ -25,12 +25,13 @@ from harness import reference_line  # bench/harness.py, beside this file
 from pictorank.encoders import Encoder
 from pictorank.evaluation.significance import clustered_se
 from pictorank.lexicon import DEFAULT_SOURCE, guess_key, load_lexicon
+from pictorank.lexicon import store as lexicon_store
 from pictorank.puzzles import load_hints, load_puzzles, to_queries
 from pictorank.ranker import load_ranker
 from pictorank.ranker.learned import METADATA_FILE
 from pictorank.settings import CommonSettings
 from pictorank.train.config import TrainConfig
-from pictorank.train.open_play import cross_validate, tables_for_model, train_cv_estimate
+from pictorank.train.open_play import cross_validate, tables_for_lexicon, train_cv_estimate
 
 MEASURES = {"hits@1": lambda r: (r < 1).astype(float), "hits@10": lambda r: (r < 10).astype(float),
             "mrr": lambda r: np.where(np.isfinite(r), 1 / (r + 1), 0.0)}
@@ -50,7 +51,8 @@ def main() -> None:
     config = TrainConfig.from_dict(json.loads((Path(args.model) / METADATA_FILE).read_text(encoding="utf-8"))["config"])
     settings = CommonSettings()
     encoder = Encoder(cache_dir=settings.cache_dir, max_cached=settings.max_cached_strings)
-    tables, _ = tables_for_model(Path(args.model), train, load_lexicon(DEFAULT_SOURCE), encoder, config, print)
+    tables, _ = tables_for_lexicon(lexicon_store.load(Path(args.model)), train, load_lexicon(DEFAULT_SOURCE), encoder,
+                                   config, print)
     groups = [guess_key(q.answer or "") for q in tables.queries]
     variants = {"all columns": ()} | {"without " + ", ".join(names): tuple(names) for names in args.without}
     ranks = {}

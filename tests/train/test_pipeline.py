@@ -329,3 +329,51 @@ print(json.dumps({"peak_mb": stages.peak_mb, "seconds": stages.seconds, "logged"
     assert result["logged"][1] == (f"== big: done in {result['seconds']['big']:.0f} s "
                                    f"(the run's peak memory so far {peak['big']} MB)")
 
+
+
+def test_the_lexicon_is_embedded_behind_into_the_cache_the_lexicon_stage_reads(tmp_path, monkeypatch):
+    """`embedding_behind` leaves the fine-tuned encoder's vectors of the lexicon in the cache by the
+    time its body ends (the lexicon stage then reads them back: the same bytes as embedding them
+    there); in the base space, without a cache, or when the encoders cannot be read, it embeds
+    nothing and the body still runs."""
+    from helpers import WordHashModel
+    from pictorank.encoders import Encoder, Encoders
+    from pictorank.errors import ModelError
+    from pictorank.lexicon import Lexicon
+    from pictorank.lexicon import store
+    from pictorank.settings import CommonSettings
+    from pictorank.train import pipeline
+
+    words = Lexicon(("apple", "river bank", "sun"), np.full(3, 3.0, np.float32), "wordnet")
+    asked: list[int | None] = []
+
+    def encoders(model_dir, base, runtime, threads=None):
+        asked.append(threads)
+        return Encoders(base, Encoder(model=WordHashModel(), model_id="stub-ft", cache_dir=base.cache_dir))
+
+    monkeypatch.setattr(pipeline, "load_encoders", encoders)
+    logged: list[str] = []
+    settings = CommonSettings(cache_dir=tmp_path / "cache")
+    ran = []
+    with pipeline.embedding_behind(tmp_path, settings, words, "ft", logged.append):
+        ran.append("body")
+    assert ran == ["body"] and asked == [1]  # one onnxruntime thread: the body has the other core
+    entries = sorted((tmp_path / "cache" / store.CACHE_FOLDER).glob("*.npz"))
+    assert len(entries) == 1 and any("beside open play" in line for line in logged)
+    fresh = store.embedded(Encoder(model=WordHashModel(), model_id="stub-ft"), words.words)  # no cache: embedded now
+    read = store.embedded(Encoder(model=WordHashModel(), model_id="stub-ft", cache_dir=tmp_path / "cache"), words.words)
+    assert np.array_equal(read.codes, fresh.codes) and np.array_equal(read.scales, fresh.scales)
+
+    for space, cache in (("base", tmp_path / "other"), ("ft", None)):
+        with pipeline.embedding_behind(tmp_path, settings.model_copy(update={"cache_dir": cache}), words, space,
+                                       logged.append):
+            ran.append(space)
+    assert ran == ["body", "base", "ft"] and asked == [1] and not (tmp_path / "other").exists()
+
+    def unreadable(*args, **kwargs):
+        raise ModelError("model.onnx: corrupt")
+
+    monkeypatch.setattr(pipeline, "load_encoders", unreadable)
+    with pipeline.embedding_behind(tmp_path, CommonSettings(cache_dir=tmp_path / "third"), words, "ft", logged.append):
+        ran.append("after a failure")
+    assert ran[-1] == "after a failure" and "not done (model.onnx: corrupt)" in logged[-1]

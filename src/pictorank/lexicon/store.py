@@ -133,13 +133,18 @@ def _remove_leftovers(directory: Path, keep: Path | None) -> None:
             path.unlink(missing_ok=True)
 
 
+def embed_with_glosses(lexicon: Lexicon, encoders: Mapping[str, Encoder], space: str) -> StoredLexicon:
+    """`embed`, and the words' glosses by the base encoder when `encoders` has one: what a model
+    folder stores (`build`), and what training's open play reads before it is stored."""
+    stored = embed(lexicon, encoders, space)
+    return replace(stored, glosses=embed_glosses(lexicon, encoders["base"])) if "base" in encoders else stored
+
+
 def build(directory: Path, lexicon: Lexicon, encoders: Mapping[str, Encoder], space: str) -> StoredLexicon:
     """Embed `lexicon` with each of the model's encoders, and its glosses with the base one, and
     store it in the model folder."""
     started = time.perf_counter()
-    stored = embed(lexicon, encoders, space)
-    if "base" in encoders:
-        stored = replace(stored, glosses=embed_glosses(lexicon, encoders["base"]))
+    stored = embed_with_glosses(lexicon, encoders, space)
     save(directory, stored)
     log.info("embedded %d lexicon words in the %s space(s), and %d glosses, in %.1f s", len(lexicon),
              ", ".join(encoders), len(stored.glosses or ()), time.perf_counter() - started)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -27,6 +26,7 @@ from pictorank.encoders import Encoder, StoredVectors
 from pictorank.errors import UsageError
 from pictorank.lexicon import Lexicon, guess_key, matches, without_qualifier
 from pictorank.lexicon import store as lexicon_store
+from pictorank.lexicon.store import StoredLexicon
 from pictorank.open_play import (DEFAULT_CANDIDATES, OPEN_PLAY_COLUMNS, OpenPlayRanker, VocabularyIndex,
                                  add_open_play_columns, column_names)
 from pictorank.query import Query
@@ -179,28 +179,32 @@ def train_cv_estimate(tables: OpenPlayTables, ranks: np.ndarray) -> dict[str, An
             "mrr": float(np.mean(np.where(np.isfinite(ranks), 1 / (ranks + 1), 0.0)))}
 
 
-def tables_for_model(model_dir: Path, train: Sequence[Query], lexicon: Lexicon, encoder: Encoder,
-                     config: TrainConfig, log: Log, candidates: int = DEFAULT_CANDIDATES
-                     ) -> tuple[OpenPlayTables, StoredVectors | None]:
-    """Open play's train tables for the model saved in `model_dir`, and the stored glosses they
-    were made with (None without). `encoder`: the base encoder training ran on (`as_served` gives
-    the features' one). With the glosses stored beside the model's lexicon, the words are
-    retrieved and ranked by their glosses too, as the service does."""
+def tables_for_lexicon(stored: StoredLexicon | None, train: Sequence[Query], lexicon: Lexicon, encoder: Encoder,
+                       config: TrainConfig, log: Log, candidates: int = DEFAULT_CANDIDATES
+                       ) -> tuple[OpenPlayTables, StoredVectors | None]:
+    """Open play's train tables for a model whose stored lexicon is `stored` (None: it stores
+    none), and the glosses they were made with (None without). `encoder`: the base encoder
+    training ran on (`as_served` gives the features' one). With glosses stored by that encoder,
+    the words are retrieved and ranked by their glosses too, as the service does."""
     base = as_served(encoder, config)
-    stored = lexicon_store.know_stored(model_dir, {"base": base})  # the candidates' base vectors, as served
-    glosses = stored.glosses if stored is not None and stored.encoder_ids.get("base") == base.model_id else None
+    glosses = None
+    if stored is not None and stored.encoder_ids.get("base") == base.model_id:
+        base.know(stored.vectors["base"])  # the candidates' base vectors, as served
+        glosses = stored.glosses
     log(f"open play reads {len(glosses)} stored glosses" if glosses is not None
         else "open play reads no glosses: none stored by this base encoder beside the model")
     tables = open_play_tables(train, lexicon, base, config, log, candidates, glosses, search_glosses=glosses is not None)
     return tables, glosses
 
 
-def fit_for_model(model_dir: Path, learned: LearnedRanker, train: Sequence[Query], lexicon: Lexicon,
-                  encoder: Encoder, config: TrainConfig, log: Log,
-                  candidates: int = DEFAULT_CANDIDATES) -> OpenPlayRanker:
-    """`pictorank train`'s last step: fit open play's ranker for the model just saved in
-    `model_dir` (`learned`, loaded from it) on its tables (`tables_for_model`) and save it there."""
-    tables, glosses = tables_for_model(model_dir, train, lexicon, encoder, config, log, candidates)
-    ranker = fit_open_play(learned, tables, config, log, lexicon.frequencies(), glosses)
-    ranker.save(model_dir)
-    return ranker
+def fit_for_lexicon(words: Lexicon, learned: LearnedRanker, train: Sequence[Query], lexicon: Lexicon,
+                    encoder: Encoder, config: TrainConfig, log: Log,
+                    candidates: int = DEFAULT_CANDIDATES) -> OpenPlayRanker:
+    """`pictorank train`'s open play: its ranker for the model `learned`, whose lexicon stage
+    stores `words` (pictorank.open_play.lexicon_with_data), fitted on the tables of `lexicon`'s
+    candidates (`tables_for_lexicon`) and returned unsaved: it serves from the stored lexicon, so
+    the pipeline saves it once that is stored. The words' base vectors and glosses are read as
+    the lexicon stage stores them; the cache holds them when training embedded them ahead."""
+    stored = lexicon_store.embed_with_glosses(words, {"base": as_served(encoder, config)}, "base")
+    tables, glosses = tables_for_lexicon(stored, train, lexicon, encoder, config, log, candidates)
+    return fit_open_play(learned, tables, config, log, lexicon.frequencies(), glosses)

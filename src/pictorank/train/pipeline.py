@@ -5,8 +5,11 @@ serves, in named stages (`train_model`):
                 one thread, while this process embeds the later stages' lexicon ahead on the
                 other core: `embed_ahead`), out-of-fold feature tables (`oof`), CV and the
                 LambdaMART bag (`lambdamart`), its calibration: the model folder itself
-    lexicon     the English lexicon embedded by the model's encoders (open play searches it)
-    open play   open play's own ranker, on train's clues against that lexicon (`open_play`)
+    open play   open play's own ranker, on train's clues against the English lexicon (`open_play`),
+                while the lexicon's words are embedded by the model's fine-tuned encoder on the
+                core its fold passes leave free (`embedding_behind`)
+    lexicon     that lexicon embedded by the model's encoders (open play searches it), stored,
+                then open play's ranker beside it
     clue-giver  the clue model a service of the folder reads (pictorank.suggest)
 
 Each stage logs its time, and the folder's stages.json keeps them. The later three add to a
@@ -32,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
@@ -48,11 +52,12 @@ from pictorank.lexicon import DEFAULT_SOURCE, Lexicon, load_lexicon
 from pictorank.lexicon import store as lexicon_store
 from pictorank.lexicon.store import DEFAULT_SPACE
 from pictorank.memory import peak_rss_mb, release_memory
-from pictorank.open_play import lexicon_with_data, store_lexicon, stored_words
+from pictorank.open_play import OpenPlayRanker, lexicon_with_data, store_lexicon, stored_words
 from pictorank.puzzles import HintVocabulary, Puzzle, load_hints, load_puzzles, to_queries
 from pictorank.query import Query
 from pictorank.ranker import LearnedRanker, Ranking
 from pictorank.ranker.calibration import Calibrator
+from pictorank.ranker.registry import load_encoders
 from pictorank.settings import CommonSettings
 from pictorank.suggest.assembly import fit_for_serving
 from pictorank.train.config import Log, TrainConfig
@@ -61,7 +66,7 @@ from pictorank.train.estimate import answer_ranks, blended, cv_estimate, format_
 from pictorank.train.lambdamart import column_share, cv_select, fit_bag, held_out_scores
 from pictorank.train.fold_encoders import Exported, finetuned_model_id
 from pictorank.train.oof import TrainingTables, build_tables, check_trainable
-from pictorank.train.open_play import fit_for_model
+from pictorank.train.open_play import fit_for_lexicon
 
 STAGES_FILE = "stages.json"  # each stage's seconds and peak memory; informational, outside the checked files
 
@@ -191,16 +196,21 @@ def train_model(files: TrainingFiles, out_dir: Path, config: TrainConfig, encode
     ranker, train = outcome.pop("ranker"), outcome.pop("train")
     del ahead  # the lexicons it read
     if lexicon:
-        stored = False  # whether the lexicon stage stored one (open play reads it back from the folder)
-        with stages.stage("lexicon", optional=True):
-            space = DEFAULT_SPACE if config.finetune else "base"
-            vectors = store_lexicon(out_dir, settings, DEFAULT_SOURCE, space, [p for p in (files.train, files.val) if p])
-            log(f"lexicon of {stored_words(vectors)} in the {vectors.space} space")
-            stored = True
-            del vectors
-        if stored:
+        vocabulary_files = [p for p in (files.train, files.val) if p]
+        words = lexicon_with_data(DEFAULT_SOURCE, vocabulary_files)
+        space = DEFAULT_SPACE if config.finetune else "base"
+        play: OpenPlayRanker | None = None
+        with embedding_behind(out_dir, settings, words, space, log):
             with stages.stage("open play", optional=True):
-                fit_for_model(out_dir, ranker, train, load_lexicon(DEFAULT_SOURCE), encoder, config, log)
+                play = fit_for_lexicon(words, ranker, train, load_lexicon(DEFAULT_SOURCE), encoder, config, log)
+        del words
+        with stages.stage("lexicon", optional=True):
+            vectors = store_lexicon(out_dir, settings, DEFAULT_SOURCE, space, vocabulary_files)
+            log(f"lexicon of {stored_words(vectors)} in the {vectors.space} space")
+            del vectors
+            if play is not None:
+                play.save(out_dir)  # it serves from the stored lexicon: saved once that is there
+        del play
     # The clue-giver reads the saved folder: the fitted ranker (its encoders, sessions and tables) goes
     # first, so that the run's peak, which the clue-giver's fit sets, does not include it.
     del ranker, train
@@ -238,6 +248,38 @@ def embed_ahead(lexicon_name: str, vocabulary_files: Sequence[Path], cache_dir: 
         log(f"embedded the lexicon ahead with {encoder.model_id} in {time.perf_counter() - started:.0f} s")
 
     return embed
+
+
+@contextlib.contextmanager
+def embedding_behind(model_dir: Path, settings: CommonSettings, words: Lexicon, space: str, log: Log
+                     ) -> Iterator[None]:
+    """The lexicon stage's slow part, `words`' vectors in the searched `space` by the model's
+    fine-tuned encoder, embedded into the cache (pictorank.lexicon.store.embedded) on one
+    onnxruntime thread while the body runs (open play's fold passes: Python, one core), and
+    waited for as it ends; the lexicon stage then reads them back. Nothing to do in the base
+    space (its vectors were embedded ahead, or open play embeds them) or without a cache to
+    leave them in. Like embedding ahead it only saves time: a failure is logged and left to the
+    lexicon stage."""
+    if space == "base" or settings.cache_dir is None:
+        yield
+        return
+
+    def embed() -> None:
+        started = time.perf_counter()
+        try:
+            encoder = load_encoders(model_dir, Encoder(cache_dir=settings.cache_dir), settings.encoder_runtime,
+                                    threads=1).finetuned
+            if encoder is None:
+                return
+            lexicon_store.embedded(encoder, words.words)
+        except (PictorankError, OSError, ValueError) as exc:
+            log(f"embedding the lexicon behind open play: not done ({exc})")
+            return
+        log(f"embedded the lexicon with {encoder.model_id} beside open play in {time.perf_counter() - started:.0f} s")
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pictorank-behind") as behind:
+        behind.submit(embed)
+        yield
 
 
 def train_command(
