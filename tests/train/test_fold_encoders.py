@@ -109,10 +109,9 @@ def test_encoders_fine_tuned_ahead_are_the_ones_fine_tuned_here(ahead, base_mode
 
 @pytest.mark.slow
 def test_while_it_fine_tunes_the_lexicon_is_embedded_ahead_with_each_announced_export(ahead, base_model):
-    """With exports to serve and work to do meanwhile, the base model is exported here while the
-    process starts, and the process announces each fold encoder; `embed_ahead` embeds the lexicon
-    with them (the base model's first) into the cache, where the later stages read the very
-    vectors they would have made."""
+    """With exports to serve and work to do meanwhile, the process exports the base model first and
+    announces it and each fold encoder; `embed_ahead` embeds the lexicon with them into the cache,
+    where the later stages read the very vectors they would have made."""
     from pictorank.lexicon import store
     from pictorank.lexicon.glosses import gloss_of, read_glosses
 

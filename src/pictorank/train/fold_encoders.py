@@ -158,11 +158,10 @@ def encoder_trainings(train: Sequence[Query], config: TrainConfig, kinds_encoder
 
 @dataclass(frozen=True)
 class Exported:
-    """An encoder exported into the cache for the caller to embed with while the fine-tuning goes
-    on (`finetune_ahead`'s `meanwhile`): `role` "base" (the base model's export, made by the
-    caller's process) or "fold" (an out-of-fold fold's encoder, exported and announced by the
-    fine-tuning process), `model_id` the model's id and `folder` its export
-    (pictorank.encoders.runtime.exported_encoder reads it)."""
+    """An encoder the fine-tuning process has exported into the cache, announced so that the
+    caller can embed with it meanwhile (`finetune_ahead`'s `meanwhile`): `role` "base" (the base
+    model's export) or "fold" (an out-of-fold fold's encoder), `model_id` the model's id and
+    `folder` its export (pictorank.encoders.runtime.exported_encoder reads it)."""
 
     role: str
     model_id: str
@@ -178,11 +177,10 @@ def finetune_ahead(train: Sequence[Query], config: TrainConfig, base_encoder: En
     cache are only read. A process that fails or dies is a PictorankError with its last words.
 
     Fine-tuning runs on one thread (pictorank.train.finetune), so the machine's other core is
-    free: with `meanwhile` and exported encoders, this process exports the base model while the
-    other starts (imports torch, clusters the answers), the process announces each fold encoder's
-    export, and `meanwhile` is called with each export a later stage embeds with (the base
-    model's first), in this process, while the fine-tuning goes on. Announced after the process
-    has ended, it is not called: the later stages embed with every core.
+    free: with `meanwhile` and exported encoders, the process exports the base model first and
+    announces each export a later stage embeds with (the base model's, each fold encoder's), and
+    `meanwhile` is called with each, in this process, while the fine-tuning goes on. Announced
+    after the process has ended, it is not called: the later stages embed with every core.
 
     The process is a fresh interpreter started on `run_process` (not multiprocessing's spawn,
     which imports the caller's main script again: a bench run as a script would run twice)."""
@@ -199,8 +197,6 @@ def finetune_ahead(train: Sequence[Query], config: TrainConfig, base_encoder: En
             last: list[str] = []
             reader = threading.Thread(target=_relay, args=(process.stdout, log, exported, last), daemon=True)
             reader.start()
-            if announce and (base := _export_base(base_encoder, config, log)) is not None:
-                meanwhile(base)
             while (item := exported.get()) is not None:
                 if meanwhile is not None and process.poll() is None:
                     meanwhile(item)
@@ -235,12 +231,14 @@ def _relay(lines: Iterator[str], log: Log, exported: "queue.Queue[Exported | Non
 
 def run_process() -> None:
     """The fine-tuning process (`finetune_ahead`): every encoder of `encoder_trainings` fine-tuned
-    (or read back) and exported into the cache, each log line on stdout; with `announce`, each
-    fold encoder's export (a later stage embeds with them) announced (EXPORTED). On an error, one
-    last line saying what was raised, and exit code 1."""
+    (or read back) and exported into the cache, each log line on stdout; with `announce`, the base
+    model exported first and each export a later stage embeds with announced (EXPORTED). On an
+    error, one last line saying what was raised, and exit code 1."""
     train, config, cache_dir, announce = pickle.loads(Path(sys.argv[1]).read_bytes())
     say = functools.partial(print, flush=True)
     try:
+        if announce:
+            _export_base(config, cache_dir, say)
         trainings = encoder_trainings(train, config, Encoder(cache_dir=cache_dir))
         gc.collect()
         release_memory()  # the base models exported and clustered with are not kept through the fine-tunes
@@ -256,16 +254,10 @@ def run_process() -> None:
         sys.exit(1)
 
 
-def _export_base(base_encoder: Encoder, config: TrainConfig, log: Log) -> Exported | None:
-    """The base model's export in the cache (the lexicon stage embeds with it), made now unless it
-    is there; None, logged, when it cannot be made: embedding ahead only saves time."""
-    try:
-        served = served_encoder(base_encoder.model, base_encoder.model_id, "base", config.quantization,
-                                base_encoder.cache_dir)
-    except (PictorankError, OSError, ValueError) as exc:
-        log(f"embedding ahead: the base model's export not made ({exc})")
-        return None
-    return Exported("base", base_encoder.model_id, served.model.directory)
+def _export_base(config: TrainConfig, cache_dir: Path, say: Log) -> None:
+    """Export the base model into the cache and announce it (the lexicon stage embeds with it)."""
+    base = served_encoder(load_base_model(), base_model_version(), "base", config.quantization, cache_dir)
+    _announce("base", base_model_version(), base, say)
 
 
 def _announce(role: str, model_id: str, served: Encoder, say: Log) -> None:
