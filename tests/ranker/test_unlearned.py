@@ -27,12 +27,37 @@ def val_queries(val_puzzles: list[Puzzle], vocab: HintVocabulary) -> list[Query]
 
 @pytest.mark.parametrize("make", [SeedRanker, CosineRanker])
 def test_rank_returns_a_permutation(encoder: Encoder, val_queries: list[Query], make) -> None:
-    queries = val_queries[:12]  # seed encodes one row at a time: a few rows are enough here
+    queries = val_queries[:12]
     ranker = make(encoder)
     for query, ranking in zip(queries, ranker.rank(queries)):
         assert sorted(ranking.options) == sorted(query.options)
         assert ranking.scores == sorted(ranking.scores, reverse=True)
         assert ranking.confidence is not None and ranking.explanations == []  # shipped calibration, nothing asked
+
+
+@pytest.mark.parametrize("make", [SeedRanker, CosineRanker])
+def test_a_batch_is_encoded_at_once_and_each_row_ranked_as_alone(val_queries: list[Query], make) -> None:
+    """Each distinct string of a batch is encoded once, in calls far larger than one row's
+    strings (a row's few strings alone make small, slow batches), and every row is ranked as
+    when it comes alone."""
+
+    class Counting(WordHashModel):
+        def __init__(self) -> None:
+            super().__init__()
+            self.calls: list[int] = []
+
+        def encode(self, texts: Sequence[str], **kwargs: Any) -> np.ndarray:
+            self.calls.append(len(texts))
+            return super().encode(texts, **kwargs)
+
+    queries = val_queries[:40]
+    model = Counting()
+    ranker = make(Encoder(model=model, model_id="stub"))
+    batch = ranker.rank(queries)
+    distinct = {s for q in queries for s in (ranker.clue_text(q.hints), *q.options)}
+    assert sum(model.calls) == len(distinct) and max(model.calls) > 2 * (len(queries[0].options) + 1)
+    alone = [make(Encoder(model=WordHashModel(), model_id="stub")).rank([q])[0] for q in queries]
+    assert [(r.options, r.scores) for r in batch] == [(r.options, r.scores) for r in alone]
 
 
 def test_cosine_ranks_the_obvious_answer_first(encoder: Encoder) -> None:

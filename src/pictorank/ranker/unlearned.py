@@ -23,22 +23,30 @@ class _OneEncoderRanker(Ranker):
     def encoders(self) -> list[Encoder]:
         return [self.encoder]
 
+    def clue_text(self, hints: Sequence[str]) -> str:
+        """The one sentence a clue's hints are encoded as."""
+        raise NotImplementedError
+
+    def score(self, queries: Sequence[Query]) -> list[np.ndarray]:
+        # Every distinct string of the batch encoded at once, then each row ranked with numpy: a
+        # string's vector does not depend on its batch, and a row's few strings alone make the
+        # encoder's batches small.
+        clues = [self.clue_text(q.hints) for q in queries]
+        self.encoder.encode(list(dict.fromkeys(s for clue, q in zip(clues, queries) for s in (clue, *q.options))))
+        return [self.encoder.encode(list(q.options)) @ self.encoder.encode([clue])[0] for clue, q in zip(clues, queries)]
+
 
 class SeedRanker(_OneEncoderRanker):
     """The task statement's baseline, reproduced as the reference.
 
-    One row at a time, as the task's script does: the hints wrapped in a tagged template are
-    encoded as one sentence and the options are ranked by cosine similarity to it.
+    As the task's script does: the hints wrapped in a tagged template are encoded as one sentence
+    and the options are ranked by cosine similarity to it.
     """
 
     method = "seed"
 
-    def score(self, queries: Sequence[Query]) -> list[np.ndarray]:
-        scores = []
-        for query in queries:
-            clue = self.encoder.encode([seed_text(query.hints)])[0]
-            scores.append(self.encoder.encode(list(query.options)) @ clue)
-        return scores
+    def clue_text(self, hints: Sequence[str]) -> str:
+        return seed_text(hints)
 
 
 class CosineRanker(_OneEncoderRanker):
@@ -50,11 +58,5 @@ class CosineRanker(_OneEncoderRanker):
 
     method = "cosine"
 
-    def score(self, queries: Sequence[Query]) -> list[np.ndarray]:
-        # Encode every distinct string of the whole batch at once, then rank with numpy.
-        self.encoder.encode(list(dict.fromkeys(s for q in queries for s in (joined_text(q.hints), *q.options))))
-        scores = []
-        for query in queries:
-            clue = self.encoder.encode([joined_text(query.hints)])[0]
-            scores.append(self.encoder.encode(list(query.options)) @ clue)
-        return scores
+    def clue_text(self, hints: Sequence[str]) -> str:
+        return joined_text(hints)
