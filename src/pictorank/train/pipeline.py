@@ -197,13 +197,13 @@ def train_model(files: TrainingFiles, out_dir: Path, config: TrainConfig, encode
     del ahead  # the lexicons it read
     if lexicon:
         vocabulary_files = [p for p in (files.train, files.val) if p]
-        words = lexicon_with_data(DEFAULT_SOURCE, vocabulary_files)
         space = DEFAULT_SPACE if config.finetune else "base"
         play: OpenPlayRanker | None = None
-        with embedding_behind(out_dir, settings, words, space, log):
-            with stages.stage("open play", optional=True):
+        with stages.stage("open play", optional=True):
+            words = lexicon_with_data(DEFAULT_SOURCE, vocabulary_files)
+            with embedding_behind(out_dir, settings, words, space, log):
                 play = fit_for_lexicon(words, ranker, train, load_lexicon(DEFAULT_SOURCE), encoder, config, log)
-        del words
+            del words
         with stages.stage("lexicon", optional=True):
             vectors = store_lexicon(out_dir, settings, DEFAULT_SOURCE, space, vocabulary_files)
             log(f"lexicon of {stored_words(vectors)} in the {vectors.space} space")
