@@ -205,15 +205,16 @@ class ClueModel:
     trees, leaves : LightGBM size (200 trees of 7 leaves: larger ones overfit the 2,100 clues).
     tower_epochs, tower_learning_rate : the main-idea tower's fine-tuning (pictorank.suggest.tower;
         0 epochs: no tower). Both were chosen on train alone, the tower fitted on four fifths of
-        its words and scored on the main ideas of the rest: more epochs stop helping at the
-        default, and the default rate beats a smaller one on each split
-        (docs/experiments/clue-giver.md).
+        its words and scored on the main ideas of the rest: the default rate beats a smaller one
+        on each split, and at that rate three epochs do as well as four or five (within noise;
+        two do worse), in three fifths of the time (bench/tower_epochs.py,
+        docs/experiments/clue-giver.md).
     seed : the folds', LightGBM's and the tower's random seed.
     glosses : read a word with its WordNet gloss (see the module docstring); False: the word alone.
     """
 
     def __init__(self, encoder: Encoder, folds: int = 5, neighbours: int = 50, temperature: float = 0.05,
-                 probe_c: float = 10.0, trees: int = 200, leaves: int = 7, tower_epochs: float = 5.0,
+                 probe_c: float = 10.0, trees: int = 200, leaves: int = 7, tower_epochs: float = 3.0,
                  tower_learning_rate: float = 4e-4, seed: int = 13, glosses: bool = True) -> None:
         self.encoder = encoder
         self.glosses = glosses

@@ -38,6 +38,7 @@ import numpy as np
 
 from pictorank.encoders import load_base_model
 from pictorank.encoders.onnx import OnnxSentenceEncoder, export_onnx
+from pictorank.encoders.threads import torch_threads
 from pictorank.errors import training_stack
 
 if TYPE_CHECKING:
@@ -48,6 +49,11 @@ SAVED_PRECISION = "int8"
 SCALE = 20.0  # inverse temperature of the cosine logits, as in MultipleNegativesRankingLoss
 BATCH_SIZE = 32
 WARMUP_FRACTION = 0.1
+# PyTorch's threads while the tower trains: a count the machine does not choose, so that the tower
+# (and the clues it helps choose) is the same on every machine (pictorank.encoders.threads). Two:
+# with one-word inputs a step's products are small, but a second thread still shortens the fit,
+# and nothing else runs beside it in the clue-giver's fit.
+THREADS = 2
 
 
 class TextEncoder(Protocol):
@@ -56,9 +62,10 @@ class TextEncoder(Protocol):
 
 
 def fit_tower(words: Sequence[str], main_ideas: Sequence[int], description_vectors: np.ndarray,
-              epochs: float, learning_rate: float, seed: int) -> "SentenceTransformer":
+              epochs: float, learning_rate: float, seed: int, threads: int = THREADS) -> "SentenceTransformer":
     """The base encoder fine-tuned so that softmax(SCALE * word . descriptions) puts each word's
-    main idea (an index into `description_vectors`) first; in eval mode."""
+    main idea (an index into `description_vectors`) first, on `threads` PyTorch threads; in eval
+    mode."""
     with training_stack("fitting the clue-giver's main-idea tower"):
         import torch  # lazy: torch is slow to import, and only fitting needs it
         import torch.nn.functional as F
@@ -78,14 +85,15 @@ def fit_tower(words: Sequence[str], main_ideas: Sequence[int], description_vecto
     rng = random.Random(seed)
     prepare = getattr(model, "preprocess", None) or model.tokenize  # `tokenize` before sentence-transformers 5
     model.train()
-    for batch in _batches(len(words), steps, rng):
-        features = prepare([words[i] for i in batch])
-        vectors = F.normalize(model(features)["sentence_embedding"], dim=-1)
-        loss = F.cross_entropy(SCALE * vectors @ targets.T, labels[batch])
-        loss.backward()
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad()
+    with torch_threads(threads):
+        for batch in _batches(len(words), steps, rng):
+            features = prepare([words[i] for i in batch])
+            vectors = F.normalize(model(features)["sentence_embedding"], dim=-1)
+            loss = F.cross_entropy(SCALE * vectors @ targets.T, labels[batch])
+            loss.backward()
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad()
     model.eval()
     return model
 

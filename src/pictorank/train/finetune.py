@@ -13,10 +13,11 @@ import hashlib
 import random
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
+from pictorank.encoders.threads import torch_threads
 from pictorank.memory import freed_memory_kept
 from pictorank.query import Query, joined_text
 
@@ -42,7 +43,11 @@ class FinetuneParams:
     seed: int = 13
     chunk_size: int = 16  # texts per forward pass, length-sorted (see `_embed`): the same loss, less padding
     precision: str = "bf16"  # the forward passes' matrix products (PRECISIONS; see `_autocast`)
-    threads: int = 1  # PyTorch's threads while fine-tuning (see `_threads`)
+    # PyTorch's threads while fine-tuning (pictorank.encoders.threads: a count the machine does not
+    # choose gives the same weights on every machine). One: a fine-tune's matrix products are small
+    # enough that a second thread gains little on a CPU (bench/finetune_threads.py), and a second
+    # core does more for work beside it (pictorank.train.fold_encoders).
+    threads: int = 1
 
 
 PRECISIONS = ("fp32", "bf16")
@@ -120,7 +125,7 @@ def finetune(
     model.train()
     started = time.perf_counter()
     # each step's activations and the token embeddings' gradient reuse the last step's pages
-    with _threads(params.threads), freed_memory_kept():
+    with torch_threads(params.threads), freed_memory_kept():
         _steps(model, schedule, params, optimizer, scheduler, log, started)
     model.eval()
     return model
@@ -148,23 +153,6 @@ def _steps(model: "SentenceTransformer", schedule: list[list], params: FinetuneP
         optimizer.zero_grad()
         if log is not None and (step + 1) % 20 == 0:
             log(f"  fine-tune step {step + 1}/{steps} loss {loss.item():.3f} ({time.perf_counter() - started:.0f} s)")
-
-
-@contextlib.contextmanager
-def _threads(count: int) -> Iterator[None]:
-    """PyTorch's intra-op threads held at `count` while fine-tuning, then given back. One by
-    default: a fine-tune's matrix products are small enough that a second thread gains little on
-    a CPU (bench/finetune_threads.py), a second core does more for work beside it
-    (pictorank.train.fold_encoders), and a thread count that the machine does not choose makes
-    the weights the same on every machine (sums split across threads round differently)."""
-    import torch  # lazy: see seed_everything
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(count)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def _autocast(precision: str, device: str) -> contextlib.AbstractContextManager[object]:
