@@ -128,3 +128,15 @@ def test_while_it_fine_tunes_the_lexicon_is_embedded_ahead_with_each_announced_e
         fresh = store.embedded(Encoder(model=served.model, model_id=served.model_id), small.words)
         assert np.array_equal(read.codes, fresh.codes) and np.array_equal(read.scales, fresh.scales)
     assert sorted((cache / store.CACHE_FOLDER).glob("*.npz")) == ahead_files  # read back, none embedded again
+
+
+@pytest.mark.slow
+def test_the_unlearned_methods_export_is_made_with_the_base_models(ahead, monkeypatch):
+    """The fp32 export the seed and cosine methods are served on is in the cache once the process
+    has ended: a command ranking with them after training reads it (no model loaded, no export)."""
+    from pictorank.encoders import onnx, runtime
+
+    cache = ahead[0]
+    monkeypatch.setattr(onnx, "export_onnx", lambda *args, **kwargs: pytest.fail("exported again"))
+    encoder = runtime.method_encoder(Encoder(cache_dir=cache))
+    assert encoder.model_id == runtime.runtime_model_id(base_model_version(), "fp32", encoder.model.export_format)

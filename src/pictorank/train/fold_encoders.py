@@ -37,7 +37,7 @@ import numpy as np
 from pictorank.artifacts import library_versions
 from pictorank.encoders import Encoder, base_model_version, load_base_model, load_model_dir
 from pictorank.encoders.memo import remove_dead_writers
-from pictorank.encoders.runtime import served_encoder
+from pictorank.encoders.runtime import method_encoder, served_encoder
 from pictorank.errors import PictorankError
 from pictorank.evaluation.folds import answer_folds
 from pictorank.memory import release_memory
@@ -255,9 +255,14 @@ def run_process() -> None:
 
 
 def _export_base(config: TrainConfig, cache_dir: Path, say: Log) -> None:
-    """Export the base model into the cache and announce it (the lexicon stage embeds with it)."""
+    """Export the base model into the cache and announce it (the lexicon stage embeds with it);
+    then its fp32 export, which the unlearned methods (seed, cosine) are served on
+    (pictorank.encoders.runtime.method_encoder): made here, where PyTorch and the base model are
+    loaded anyway, and while the caller embeds, so that the first command to rank with them after
+    training (make demo's report) neither imports torch nor exports."""
     base = served_encoder(load_base_model(), base_model_version(), "base", config.quantization, cache_dir)
     _announce("base", base_model_version(), base, say)
+    method_encoder(Encoder(cache_dir=cache_dir))
 
 
 def _announce(role: str, model_id: str, served: Encoder, say: Log) -> None:
